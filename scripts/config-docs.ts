@@ -1,0 +1,4 @@
+// Prints the table of environment variables that the README carries.
+import { configTable } from "../src/config.js";
+
+console.log(configTable());

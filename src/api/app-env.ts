@@ -1,0 +1,34 @@
+import type { Redis } from "ioredis";
+import type { Config } from "../config.js";
+import type { Db } from "../db/client.js";
+import type { Logger } from "../logger.js";
+import type { InferenceClient } from "../queues/inference-client.js";
+import type { ModelResolver } from "./services/model-resolver.js";
+
+/** What the API is built from; main.ts wires the real ones, tests may wire their own. */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  redis: Redis;
+  inference: InferenceClient;
+  models: ModelResolver;
+  log: Logger;
+}
+
+export interface Caller {
+  accountId: string;
+  keyId: string;
+  role: "admin" | "user";
+}
+
+export interface AppEnv {
+  Variables: { caller: Caller };
+}
+
+/** An AbortSignal that fires when the client goes away. */
+export function clientGone(request: Request): AbortController {
+  const controller = new AbortController();
+  if (request.signal.aborted) controller.abort();
+  else request.signal.addEventListener("abort", () => controller.abort(), { once: true });
+  return controller;
+}

@@ -1,0 +1,12 @@
+import { loadConfig } from "../config.js";
+import { createLogger } from "../logger.js";
+import { ensureDemoModels } from "../models/ensure-demo-models.js";
+import { runUntilSignalled } from "../process/lifecycle.js";
+import { startApi } from "./server.js";
+
+const config = loadConfig(process.env);
+const log = createLogger(config.logLevel, "api");
+await runUntilSignalled(log, async () => {
+  await ensureDemoModels(config, log);
+  return startApi(config, log);
+});

@@ -1,0 +1,25 @@
+import { createMiddleware } from "hono/factory";
+import { authenticateApiKey } from "../../auth/api-keys.js";
+import type { Db } from "../../db/client.js";
+import { AppError } from "../../errors.js";
+import type { AppEnv } from "../app-env.js";
+
+/** `Authorization: Bearer <API key>`; the key decides the calling account. */
+export function requireApiKey(db: Db) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const header = c.req.header("authorization");
+    const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+    if (!match) {
+      throw new AppError(
+        "unauthorized",
+        "Missing API key: send it as `Authorization: Bearer <API key>`.",
+      );
+    }
+    const key = await authenticateApiKey(db, match[1]!).catch((cause: unknown) => {
+      throw new AppError("unavailable", "The database is unavailable; please retry shortly.", { cause });
+    });
+    if (!key) throw new AppError("unauthorized", "Invalid API key.");
+    c.set("caller", { accountId: key.accountId, keyId: key.keyId, role: key.role });
+    await next();
+  });
+}

@@ -1,0 +1,28 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { AppError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+
+/** The one place errors become responses: an OpenAI-shaped body with the right status. */
+export function renderError(log: Logger) {
+  return (err: Error, c: Context) => {
+    const error = toAppError(err);
+    if (error.code === "internal") log.error("unhandled error", { path: c.req.path, error: err.stack ?? String(err) });
+    return c.json(error.toBody(), error.status as ContentfulStatusCode);
+  };
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof HTTPException) {
+    const code = err.status === 413 ? "payload_too_large" : err.status === 401 ? "unauthorized" : "invalid_request";
+    return new AppError(code, err.message || "Bad request.", { cause: err });
+  }
+  return new AppError("internal", "Something went wrong on our side; please retry.", { cause: err });
+}
+
+export function renderNotFound(c: Context) {
+  const error = new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`);
+  return c.json(error.toBody(), 404);
+}

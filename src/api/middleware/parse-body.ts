@@ -1,0 +1,35 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { AppError } from "../../errors.js";
+
+/** Reads a JSON body and validates it; any problem is a 400 naming the field. */
+export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch (cause) {
+    if (cause instanceof AppError) throw cause;
+    throw new AppError("invalid_request", "The request body is not valid JSON.", { cause });
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new AppError("invalid_request", "The request body must be a JSON object.");
+  }
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const param = paramName(issue.path);
+  const message = issue.code === "invalid_type" && issue.input === undefined
+    ? `${param} is required.`
+    : `Invalid ${param}: ${issue.message}`;
+  throw new AppError("invalid_request", message, { param });
+}
+
+/** ["messages", 0, "role"] → "messages[0].role", as OpenAI names parameters. */
+export function paramName(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out || "body";
+}

@@ -1,0 +1,37 @@
+import type { FinishReason, StreamEvent, Usage } from "../../queues/stream.js";
+import type { UsageBody } from "./protocol.js";
+
+export interface Collected {
+  texts: string[];
+  finishReasons: ("stop" | "length")[];
+  usage: Usage;
+  embeddings: number[][];
+}
+
+/** Reads a request's events to the end: the non-streaming path of the same contract. */
+export async function collect(events: AsyncIterable<StreamEvent>, choices: number): Promise<Collected> {
+  const texts = Array.from({ length: choices }, () => "");
+  const out: Collected = { texts, finishReasons: [], usage: { promptTokens: 0, completionTokens: 0 }, embeddings: [] };
+  for await (const event of events) {
+    if (event.type === "token") texts[event.index] += event.text;
+    else if (event.type === "done") {
+      out.finishReasons = event.choices.map((c) => publicFinishReason(c.finishReason));
+      out.usage = event.usage;
+      out.embeddings = event.embeddings ?? [];
+    }
+  }
+  return out;
+}
+
+/** "cancelled" only happens when nobody is listening any more. */
+export function publicFinishReason(reason: FinishReason): "stop" | "length" {
+  return reason === "length" ? "length" : "stop";
+}
+
+export function usageBody(usage: Usage): UsageBody {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}

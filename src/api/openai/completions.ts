@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import { Hono } from "hono";
+import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
+import { parseBody } from "../middleware/parse-body.js";
+import { collect, publicFinishReason, usageBody } from "./collect.js";
+import { completionRequestSchema } from "./protocol.js";
+import { toSampling } from "./sampling.js";
+import { sseResponse } from "./sse.js";
+import type { StreamEvent } from "../../queues/stream.js";
+
+const DEFAULT_MAX_TOKENS = 16;
+
+export function completionsRoutes(deps: AppDeps) {
+  return new Hono<AppEnv>().post("/completions", async (c) => {
+    const req = await parseBody(c, completionRequestSchema);
+    const { target: model } = await deps.models.forInference(c.get("caller").accountId, req.model);
+    const prompts = typeof req.prompt === "string" ? [req.prompt] : req.prompt;
+    const n = req.n ?? 1;
+    const abort = clientGone(c.req.raw);
+    const events = deps.inference.run(
+      { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },
+      abort.signal,
+    );
+    const meta = { id: `cmpl-${randomUUID()}`, object: "text_completion", created: unixNow(), model: req.model };
+
+    if (req.stream) {
+      const includeUsage = req.stream_options?.include_usage === true;
+      return sseResponse(events, (e) => completionChunks(e, meta, includeUsage), () => abort.abort());
+    }
+    const result = await collect(events, prompts.length * n);
+    return c.json({
+      ...meta,
+      choices: result.texts.map((text, index) => ({
+        text,
+        index,
+        logprobs: null,
+        finish_reason: result.finishReasons[index] ?? "stop",
+      })),
+      usage: usageBody(result.usage),
+    });
+  });
+}
+
+function completionChunks(
+  event: StreamEvent,
+  meta: { id: string; object: string; created: number; model: string },
+  includeUsage: boolean,
+): unknown[] {
+  if (event.type === "token") {
+    return [{ ...meta, choices: [{ text: event.text, index: event.index, logprobs: null, finish_reason: null }] }];
+  }
+  if (event.type !== "done") return [];
+  const usage = usageBody(event.usage);
+  const chunks: unknown[] = event.choices.map((choice, i) => ({
+    ...meta,
+    choices: [{ text: "", index: choice.index, logprobs: null, finish_reason: publicFinishReason(choice.finishReason) }],
+    // The chunk that ends the last choice carries the request's usage.
+    ...(i === event.choices.length - 1 ? { usage } : {}),
+  }));
+  if (includeUsage) chunks.push({ ...meta, choices: [], usage });
+  return chunks;
+}
+
+export const unixNow = () => Math.floor(Date.now() / 1000);

@@ -1,0 +1,46 @@
+import { Hono } from "hono";
+import { AppError } from "../../errors.js";
+import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
+import { parseBody } from "../middleware/parse-body.js";
+import { collect, usageBody } from "./collect.js";
+import { embeddingRequestSchema } from "./protocol.js";
+
+export function embeddingsRoutes(deps: AppDeps) {
+  return new Hono<AppEnv>().post("/embeddings", async (c) => {
+    const req = await parseBody(c, embeddingRequestSchema);
+    const { target, embeddingLength } = await deps.models.forInference(c.get("caller").accountId, req.model);
+    if (req.dimensions != null && embeddingLength != null && req.dimensions > embeddingLength) {
+      throw new AppError(
+        "invalid_request",
+        `dimensions is ${req.dimensions}, but ${req.model} has ${embeddingLength}.`,
+        { param: "dimensions" },
+      );
+    }
+    const inputs = typeof req.input === "string" ? [req.input] : req.input;
+    const abort = clientGone(c.req.raw);
+    // All inputs go to the worker as one job.
+    const result = await collect(deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal), 0);
+    const base64 = req.encoding_format === "base64";
+    return c.json({
+      object: "list",
+      data: result.embeddings.map((vector, index) => {
+        const v = req.dimensions ? truncate(vector, req.dimensions) : vector;
+        return { object: "embedding", index, embedding: base64 ? toBase64(v) : v };
+      }),
+      model: req.model,
+      usage: { prompt_tokens: result.usage.promptTokens, total_tokens: usageBody(result.usage).total_tokens },
+    });
+  });
+}
+
+/** The first `dimensions` components, scaled back to unit length. */
+export function truncate(vector: number[], dimensions: number): number[] {
+  const head = vector.slice(0, dimensions);
+  const norm = Math.sqrt(head.reduce((s, x) => s + x * x, 0)) || 1;
+  return head.map((x) => x / norm);
+}
+
+/** Little-endian float32, base64: what the OpenAI SDK decodes. */
+function toBase64(vector: number[]): string {
+  return Buffer.from(new Float32Array(vector).buffer).toString("base64");
+}

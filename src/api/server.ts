@@ -1,0 +1,89 @@
+import type { AddressInfo } from "node:net";
+import { serve, type ServerType } from "@hono/node-server";
+import type { Config } from "../config.js";
+import { bootstrapDatabase } from "../db/bootstrap.js";
+import { openDatabase, type Database } from "../db/client.js";
+import { migrateDatabase } from "../db/migrate.js";
+import { upsertBaseModel } from "../db/queries/models.js";
+import type { Logger } from "../logger.js";
+import { discoverBaseModels } from "../models/base-model-catalog.js";
+import { createRedis, waitForRedis } from "../queues/connection.js";
+import { InferenceClient } from "../queues/inference-client.js";
+import { ReplyHub } from "../queues/reply-hub.js";
+import { createApp } from "./app.js";
+import { ModelResolver } from "./services/model-resolver.js";
+
+export interface RunningApi {
+  url: string;
+  port: number;
+  database: Database;
+  /** The admin key, when this start created it. */
+  createdAdminKey: string | undefined;
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts the API: database (migrated, bootstrapped), the operator's base models
+ * registered, Redis producer and reply hub, then the HTTP server.
+ */
+export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrateDatabase(database);
+  const { createdAdminKey } = await bootstrapDatabase(database.db, {
+    adminKey: config.adminKey,
+    dataDir: config.dataDir,
+    log: (message) => log.info(message),
+  });
+  for (const base of await discoverBaseModels(config.modelDir, undefined, log)) {
+    await upsertBaseModel(database.db, {
+      modelId: base.id,
+      filePath: base.path,
+      contextLength: base.summary.contextLength,
+      embeddingLength: base.summary.embeddingLength,
+      displayName: base.id,
+    });
+    log.info("registered base model", { model: `accounts/hearth/models/${base.id}` });
+  }
+
+  const redis = createRedis(config, "producer");
+  const subscriber = createRedis(config, "subscriber");
+  await waitForRedis(redis, 10_000).catch((err: Error) => {
+    throw new Error(`${err.message} at ${config.redisUrl}. Start Redis or set REDIS_URL.`);
+  });
+  const hub = await ReplyHub.start(subscriber, config.redisPrefix);
+  const inference = new InferenceClient(redis, hub, {
+    prefix: config.redisPrefix,
+    queueTimeoutMs: config.queueTimeoutMs,
+    maxQueueDepth: config.maxQueueDepth,
+  });
+  const app = createApp({ config, db: database.db, redis, inference, models: new ModelResolver(database.db), log });
+
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  log.info("API listening", { url });
+
+  return {
+    url,
+    port,
+    database,
+    createdAdminKey,
+    async close(graceMs = 5_000) {
+      // Stop accepting; give open requests a moment, then end them; then the connections.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const grace = setTimeout(() => {
+        hub.close();
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }, graceMs);
+      await closed;
+      clearTimeout(grace);
+      hub.close();
+      await inference.close();
+      redis.disconnect();
+      subscriber.disconnect();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * Hearth's configuration: the only module that reads the environment.
+ * Each variable is declared once here, with its default and its description;
+ * `npm run config:docs` prints the table the README carries.
+ */
+
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
+
+interface VariableSpec {
+  schema: z.ZodType;
+  default?: string;
+  description: string;
+}
+
+export const variables = {
+  PORT: { schema: int(0, 65535), default: "8080", description: "Port the API listens on." },
+  HOST: {
+    schema: z.string().min(1),
+    default: "127.0.0.1",
+    description: "Address the API binds to; 0.0.0.0 to accept connections from other hosts.",
+  },
+  DATABASE_URL: {
+    schema: optionalString.pipe(z.url().optional()),
+    description: "PostgreSQL URL. Unset: an embedded PGlite database under the data directory.",
+  },
+  REDIS_URL: {
+    schema: optionalString.pipe(z.url().optional()),
+    description:
+      "Redis URL. Unset: redis://127.0.0.1:6379, and `npm start` starts a local redis-server if none answers there.",
+  },
+  HEARTH_REDIS_PREFIX: {
+    schema: z.string().regex(/^[A-Za-z0-9:_-]+$/),
+    default: "hearth",
+    description: "Prefix of every Redis key and channel Hearth uses (queues, streams, worker heartbeats).",
+  },
+  HEARTH_DATA_DIR: {
+    schema: z.string().min(1),
+    default: "./data",
+    description: "Where Hearth keeps its embedded database, uploaded files and the admin key.",
+  },
+  HEARTH_MODEL_DIR: {
+    schema: optionalString,
+    description: "Directory of base model GGUF files. Unset: <HEARTH_DATA_DIR>/models.",
+  },
+  HEARTH_BUILD_DEMO_MODELS: {
+    schema: bool,
+    default: "true",
+    description: "Build the demo models (hearth-tiny and its example LoRA) into the model directory when absent.",
+  },
+  HEARTH_ADMIN_KEY: {
+    schema: optionalString.pipe(z.string().min(20).optional()),
+    description:
+      "The admin API key to create on first start (at least 20 characters). Unset: a random key is generated, printed once and written to <HEARTH_DATA_DIR>/admin-api-key.",
+  },
+  HEARTH_WORKER_CONCURRENCY: {
+    schema: int(1, 64),
+    default: "4",
+    description: "Inference jobs one worker runs at once: sequences of a context, batched together.",
+  },
+  HEARTH_WORKER_THREADS: {
+    schema: int(0, 256),
+    default: "0",
+    description: "CPU threads per context; 0 lets llama.cpp choose (all cores).",
+  },
+  HEARTH_CONTEXT_SIZE: {
+    schema: int(64, 1_048_576),
+    default: "2048",
+    description: "Tokens of context per sequence, capped at the model's own context length.",
+  },
+  HEARTH_QUEUE_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: "30000",
+    description: "A request no worker has taken within this time fails with 503.",
+  },
+  HEARTH_MAX_QUEUE_DEPTH: {
+    schema: int(1, 1_000_000),
+    default: "256",
+    description: "Waiting jobs per base model beyond which requests fail with 429.",
+  },
+  HEARTH_MAX_BODY_BYTES: {
+    schema: int(1024, 1 << 30),
+    default: "4194304",
+    description: "Largest JSON request body accepted; larger ones get 413.",
+  },
+  HEARTH_SERVE_MODELS: {
+    schema: optionalString,
+    description:
+      "Comma-separated base model IDs a worker serves (file names without .gguf). Unset: every base model in the model directory.",
+  },
+  HEARTH_LOG_LEVEL: {
+    schema: z.enum(["debug", "info", "warn", "error"]),
+    default: "info",
+    description: "Least severe log level printed.",
+  },
+} satisfies Record<string, VariableSpec>;
+
+type Variables = typeof variables;
+type Raw = { [K in keyof Variables]: z.output<Variables[K]["schema"]> };
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string;
+  /** True when REDIS_URL was not given, so a supervisor may start a local Redis. */
+  readonly redisUrlDefaulted: boolean;
+  readonly redisPrefix: string;
+  readonly dataDir: string;
+  readonly modelDir: string;
+  readonly buildDemoModels: boolean;
+  readonly adminKey: string | undefined;
+  readonly worker: {
+    readonly concurrency: number;
+    readonly threads: number;
+    readonly contextSize: number;
+    readonly serveModels: readonly string[] | undefined;
+  };
+  readonly queueTimeoutMs: number;
+  readonly maxQueueDepth: number;
+  readonly maxBodyBytes: number;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses an environment (process.env in the entry points; a plain object in tests). */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, spec] of Object.entries(variables) as [string, VariableSpec][]) {
+    const value = env[name] ?? spec.default;
+    const parsed = spec.schema.safeParse(value);
+    if (parsed.success) raw[name] = parsed.data;
+    else problems.push(`${name}=${JSON.stringify(value)}: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const r = raw as Raw;
+  const dataDir = path.resolve(r.HEARTH_DATA_DIR);
+  const serve = r.HEARTH_SERVE_MODELS?.split(",").map((s) => s.trim()).filter(Boolean);
+  return deepFreeze({
+    port: r.PORT,
+    host: r.HOST,
+    databaseUrl: r.DATABASE_URL,
+    redisUrl: r.REDIS_URL ?? "redis://127.0.0.1:6379",
+    redisUrlDefaulted: r.REDIS_URL === undefined,
+    redisPrefix: r.HEARTH_REDIS_PREFIX,
+    dataDir,
+    modelDir: path.resolve(r.HEARTH_MODEL_DIR ?? path.join(dataDir, "models")),
+    buildDemoModels: r.HEARTH_BUILD_DEMO_MODELS,
+    adminKey: r.HEARTH_ADMIN_KEY,
+    worker: {
+      concurrency: r.HEARTH_WORKER_CONCURRENCY,
+      threads: r.HEARTH_WORKER_THREADS,
+      contextSize: r.HEARTH_CONTEXT_SIZE,
+      serveModels: serve && serve.length > 0 ? serve : undefined,
+    },
+    queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
+    maxQueueDepth: r.HEARTH_MAX_QUEUE_DEPTH,
+    maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,
+    logLevel: r.HEARTH_LOG_LEVEL,
+  });
+}
+
+/** The README's table of variables, generated from the declarations above. */
+export function configTable(): string {
+  const rows = Object.entries(variables as Record<string, VariableSpec>).map(
+    ([name, spec]) => `| \`${name}\` | ${spec.default === undefined ? "(unset)" : `\`${spec.default}\``} | ${spec.description} |`,
+  );
+  return ["| Variable | Default | Meaning |", "| --- | --- | --- |", ...rows].join("\n");
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,168 @@
+import { and, asc, eq, or, sql } from "drizzle-orm";
+import type { Db } from "../client.js";
+import { BUILTIN_ACCOUNT_ID } from "../schema/accounts.js";
+import { models, type Model, type ModelKind, type ModelState, type NewModel } from "../schema/models.js";
+
+export interface UpsertBaseModelInput {
+  accountId?: string;
+  modelId: string;
+  filePath: string;
+  contextLength: number | null;
+  embeddingLength: number | null;
+  displayName: string;
+  description?: string;
+  conversationConfig?: Record<string, unknown> | null;
+}
+
+/** Fields of a model that may change after creation. */
+export type ModelPatch = Partial<
+  Pick<
+    NewModel,
+    | "displayName"
+    | "description"
+    | "state"
+    | "stateReason"
+    | "filePath"
+    | "contextLength"
+    | "embeddingLength"
+    | "conversationConfig"
+    | "public"
+  >
+>;
+
+export interface ListModelsFilter {
+  kind?: ModelKind;
+  state?: ModelState;
+}
+
+/**
+ * Registers (or refreshes) an operator-provided GGUF as a READY, public base model,
+ * by default of the built-in account.
+ */
+export async function upsertBaseModel(db: Db, input: UpsertBaseModelInput): Promise<Model> {
+  const fields = {
+    kind: "base" as const,
+    baseModel: null,
+    state: "READY" as const,
+    stateReason: null,
+    filePath: input.filePath,
+    contextLength: input.contextLength,
+    embeddingLength: input.embeddingLength,
+    displayName: input.displayName,
+    description: input.description ?? "",
+    conversationConfig: input.conversationConfig ?? null,
+    public: true,
+  };
+  const rows = await db
+    .insert(models)
+    .values({ accountId: input.accountId ?? BUILTIN_ACCOUNT_ID, modelId: input.modelId, ...fields })
+    .onConflictDoUpdate({
+      target: [models.accountId, models.modelId],
+      set: { ...fields, updatedAt: sql`now()` },
+    })
+    .returning();
+  return rows[0]!;
+}
+
+/** Creates a model; null when the account already has one with this ID. */
+export async function createModel(db: Db, input: NewModel): Promise<Model | null> {
+  const rows = await db
+    .insert(models)
+    .values(input)
+    .onConflictDoNothing({ target: [models.accountId, models.modelId] })
+    .returning();
+  return rows[0] ?? null;
+}
+
+/** A model by its owner, without any visibility check. */
+export async function getModel(db: Db, accountId: string, modelId: string): Promise<Model | null> {
+  const rows = await db
+    .select()
+    .from(models)
+    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/**
+ * `accounts/<owner>/models/<modelId>` as the caller may see it: its own models and
+ * public ones. Another account's private model is reported exactly like a missing one.
+ */
+export async function getVisibleModel(
+  db: Db,
+  callerAccountId: string,
+  ownerAccountId: string,
+  modelId: string,
+): Promise<Model | null> {
+  const rows = await db
+    .select()
+    .from(models)
+    .where(
+      and(
+        eq(models.accountId, ownerAccountId),
+        eq(models.modelId, modelId),
+        or(eq(models.accountId, callerAccountId), eq(models.public, true)),
+      ),
+    )
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/** The caller's own models and the public ones, by owner then ID. */
+export async function listVisibleModels(db: Db, callerAccountId: string, filter: ListModelsFilter = {}): Promise<Model[]> {
+  return db
+    .select()
+    .from(models)
+    .where(
+      and(
+        or(eq(models.accountId, callerAccountId), eq(models.public, true)),
+        filter.kind === undefined ? undefined : eq(models.kind, filter.kind),
+        filter.state === undefined ? undefined : eq(models.state, filter.state),
+      ),
+    )
+    .orderBy(asc(models.accountId), asc(models.modelId));
+}
+
+/** One account's own models. */
+export async function listModels(db: Db, accountId: string, filter: ListModelsFilter = {}): Promise<Model[]> {
+  return db
+    .select()
+    .from(models)
+    .where(
+      and(
+        eq(models.accountId, accountId),
+        filter.kind === undefined ? undefined : eq(models.kind, filter.kind),
+        filter.state === undefined ? undefined : eq(models.state, filter.state),
+      ),
+    )
+    .orderBy(asc(models.modelId));
+}
+
+/** Changes a model's fields and bumps updated_at; null when no such model. */
+export async function updateModel(db: Db, accountId: string, modelId: string, patch: ModelPatch): Promise<Model | null> {
+  const rows = await db
+    .update(models)
+    .set({ ...patch, updatedAt: sql`now()` })
+    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
+    .returning();
+  return rows[0] ?? null;
+}
+
+export async function setModelState(
+  db: Db,
+  accountId: string,
+  modelId: string,
+  state: ModelState,
+  reason: string | null = null,
+): Promise<Model | null> {
+  return updateModel(db, accountId, modelId, { state, stateReason: reason });
+}
+
+/** Deletes a model (and its deployment); false when no such model. */
+export async function deleteModel(db: Db, accountId: string, modelId: string): Promise<boolean> {
+  const rows = await db
+    .delete(models)
+    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
+    .returning({ modelId: models.modelId });
+  return rows.length > 0;
+}

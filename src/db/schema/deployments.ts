@@ -1,0 +1,32 @@
+import { sql } from "drizzle-orm";
+import { check, foreignKey, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { models } from "./models.js";
+
+export const DEPLOYMENT_STATES = ["DEPLOYING", "DEPLOYED", "UNDEPLOYING", "FAILED"] as const;
+export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
+
+/** One row per deployed model; it goes when its model goes. */
+export const deployments = pgTable(
+  "deployments",
+  {
+    accountId: text("account_id").notNull(),
+    modelId: text("model_id").notNull(),
+    state: text("state").$type<DeploymentState>().notNull(),
+    reason: text("reason"),
+    artifactPath: text("artifact_path"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.modelId] }),
+    foreignKey({
+      name: "deployments_model_fk",
+      columns: [t.accountId, t.modelId],
+      foreignColumns: [models.accountId, models.modelId],
+    }).onDelete("cascade"),
+    check("deployments_state", sql`${t.state} in ('DEPLOYING', 'DEPLOYED', 'UNDEPLOYING', 'FAILED')`),
+  ],
+);
+
+export type Deployment = typeof deployments.$inferSelect;
+export type NewDeployment = typeof deployments.$inferInsert;

@@ -1,0 +1,4 @@
+export * from "./accounts.js";
+export * from "./api-keys.js";
+export * from "./models.js";
+export * from "./deployments.js";

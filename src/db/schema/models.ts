@@ -1,0 +1,50 @@
+import { sql } from "drizzle-orm";
+import { boolean, check, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { accounts } from "./accounts.js";
+
+export const MODEL_KINDS = ["base", "lora"] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
+export const MODEL_STATES = ["UPLOADING", "VALIDATING", "READY", "FAILED"] as const;
+export type ModelState = (typeof MODEL_STATES)[number];
+
+/**
+ * Models, named `accounts/<account_id>/models/<model_id>`. A base model is a GGUF
+ * file; a LoRA names its base model in `base_model`. `public` base models of the
+ * built-in account are visible to every account.
+ */
+export const models = pgTable(
+  "models",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    modelId: text("model_id").notNull(),
+    kind: text("kind").$type<ModelKind>().notNull(),
+    displayName: text("display_name").notNull().default(""),
+    description: text("description").notNull().default(""),
+    baseModel: text("base_model"),
+    state: text("state").$type<ModelState>().notNull(),
+    stateReason: text("state_reason"),
+    filePath: text("file_path"),
+    contextLength: integer("context_length"),
+    embeddingLength: integer("embedding_length"),
+    conversationConfig: jsonb("conversation_config").$type<Record<string, unknown>>(),
+    public: boolean("public").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.modelId] }),
+    check("models_kind", sql`${t.kind} in ('base', 'lora')`),
+    check("models_state", sql`${t.state} in ('UPLOADING', 'VALIDATING', 'READY', 'FAILED')`),
+    check("models_model_id_not_empty", sql`length(${t.modelId}) between 1 and 255`),
+    check(
+      "models_base_model_matches_kind",
+      sql`(${t.kind} = 'lora' and ${t.baseModel} is not null) or (${t.kind} = 'base' and ${t.baseModel} is null)`,
+    ),
+  ],
+);
+
+export type Model = typeof models.$inferSelect;
+export type NewModel = typeof models.$inferInsert;

@@ -1,0 +1,58 @@
+/**
+ * The one error type of Hearth. Services, queues and workers throw AppError;
+ * the API renders it in one place as an OpenAI-shaped body.
+ */
+
+export const errorCodes = {
+  invalid_request: { status: 400, type: "invalid_request_error" },
+  unauthorized: { status: 401, type: "authentication_error" },
+  forbidden: { status: 403, type: "permission_error" },
+  not_found: { status: 404, type: "not_found_error" },
+  conflict: { status: 409, type: "conflict_error" },
+  payload_too_large: { status: 413, type: "invalid_request_error" },
+  rate_limited: { status: 429, type: "rate_limit_error" },
+  internal: { status: 500, type: "api_error" },
+  unavailable: { status: 503, type: "service_unavailable_error" },
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly param: string | null;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string | null; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.param = options.param ?? null;
+  }
+
+  get status(): number {
+    return errorCodes[this.code].status;
+  }
+
+  get type(): string {
+    return errorCodes[this.code].type;
+  }
+
+  toBody(): ErrorBody {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+
+  /** A plain object that survives JSON (for the stream contract). */
+  toJSON(): { code: ErrorCode; message: string; param: string | null } {
+    return { code: this.code, message: this.message, param: this.param };
+  }
+
+  static isCode(value: unknown): value is ErrorCode {
+    return typeof value === "string" && Object.hasOwn(errorCodes, value);
+  }
+}
+
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+export const badRequest = (message: string, param?: string) => new AppError("invalid_request", message, { param });
+export const notFound = (message: string, param?: string) => new AppError("not_found", message, { param });

@@ -1,0 +1,48 @@
+import { Redis, type RedisOptions } from "ioredis";
+import type { Config } from "../config.js";
+
+/**
+ * Redis connections, by role. Producers (the API) fail fast so a request gets a
+ * 503 instead of waiting on a dead Redis; workers and subscribers retry forever,
+ * as BullMQ requires for blocking connections.
+ */
+export type ConnectionRole = "producer" | "worker" | "subscriber";
+
+export function redisOptions(role: ConnectionRole): RedisOptions {
+  const common: RedisOptions = {
+    lazyConnect: false,
+    connectionName: `hearth-${role}`,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+  };
+  if (role === "producer") {
+    return { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 };
+  }
+  return { ...common, maxRetriesPerRequest: null, enableOfflineQueue: true };
+}
+
+export function createRedis(config: Pick<Config, "redisUrl">, role: ConnectionRole): Redis {
+  const redis = new Redis(config.redisUrl, redisOptions(role));
+  // Errors surface through the commands that fail; an unhandled 'error' event would crash the process.
+  redis.on("error", () => {});
+  return redis;
+}
+
+/** Resolves once the connection is ready, or rejects after `timeoutMs`. */
+export async function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === "ready") return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`Redis did not answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      redis.off("ready", onReady);
+    };
+    redis.on("ready", onReady);
+  });
+}

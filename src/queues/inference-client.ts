@@ -1,0 +1,168 @@
+import { randomUUID } from "node:crypto";
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { AppError } from "../errors.js";
+import { jobs, type InferencePayload } from "./jobs.js";
+import type { ReplyHub } from "./reply-hub.js";
+import { publishCancel, type StreamEvent } from "./stream.js";
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo">;
+
+export interface InferenceClientOptions {
+  prefix: string;
+  queueTimeoutMs: number;
+  maxQueueDepth: number;
+}
+
+const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
+
+/**
+ * The producer side of inference: enqueue a job, then yield its events from the
+ * reply hub until `done` or `error`. A request no worker takes within the queue
+ * timeout is withdrawn and fails with 503; an aborted request is withdrawn if
+ * still queued and cancelled if running.
+ */
+export class InferenceClient {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly hub: ReplyHub,
+    private readonly options: InferenceClientOptions,
+  ) {}
+
+  async *run(request: InferenceRequest, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
+    const requestId = randomUUID();
+    const inbox = this.hub.inbox(requestId);
+    const queue = this.queueFor(request.model.baseModelId);
+    let finished = false;
+    const onAbort = () => inbox.close();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await this.admit(queue, request.model.name);
+      const payload: InferencePayload = { ...request, requestId, replyTo: this.hub.channel };
+      const job = await this.redisCall(() =>
+        queue.add("inference", payload, { ...jobs.inference.options, jobId: requestId }),
+      );
+      // Until the first event, check every queue timeout that a worker has the job.
+      let deadline: NodeJS.Timeout | undefined;
+      const arm = () => {
+        deadline = setTimeout(async () => {
+          if ((await this.stillPending(job.id!, queue, inbox)) && first) arm();
+        }, this.options.queueTimeoutMs);
+      };
+      let first = true;
+      arm();
+      try {
+        for (;;) {
+          const event = await inbox.next();
+          if (event === undefined) {
+            if (signal.aborted) return;
+            throw new AppError("unavailable", "The server is shutting down; please retry.");
+          }
+          if (first) {
+            first = false;
+            clearTimeout(deadline);
+          }
+          if (event.type === "error") {
+            finished = true;
+            throw new AppError(event.error.code, event.error.message, { param: event.error.param });
+          }
+          if (event.type === "done") finished = true;
+          yield event;
+          if (finished) return;
+        }
+      } finally {
+        clearTimeout(deadline);
+        if (!finished) await this.withdraw(job.id!, queue, requestId);
+      }
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      inbox.close();
+    }
+  }
+
+  private async admit(queue: Queue, modelName: string) {
+    const waiting = await this.redisCall(() => queue.getWaitingCount());
+    if (waiting >= this.options.maxQueueDepth) {
+      throw new AppError(
+        "rate_limited",
+        `Too many requests are queued for ${modelName} (${waiting}); retry shortly.`,
+        { param: null },
+      );
+    }
+  }
+
+  /**
+   * Called when no event arrived in time. Fails the request if no worker has taken it
+   * or the worker that took it is gone; true while a worker is still on it.
+   */
+  private async stillPending(jobId: string, queue: Queue, inbox: { push(e: StreamEvent): void }): Promise<boolean> {
+    const state = await queue.getJobState(jobId).catch(() => "unknown");
+    if (WAITING_STATES.has(state)) {
+      const removed = await queue.remove(jobId).then((n) => n === 1, () => false);
+      if (!removed) return true; // a worker took it meanwhile
+      inbox.push({
+        type: "error",
+        error: {
+          code: "unavailable",
+          message: `No worker took the request within ${this.options.queueTimeoutMs} ms; is a worker serving this model running?`,
+          param: null,
+        },
+      });
+      return false;
+    }
+    if (state === "active") return true;
+    inbox.push({
+      type: "error",
+      error: { code: "unavailable", message: `The worker running this request stopped (job ${state}); please retry.`, param: null },
+    });
+    return false;
+  }
+
+  /** The caller went away or the stream failed: take the job back or cancel it. */
+  private async withdraw(jobId: string, queue: Queue, requestId: string) {
+    const removed = await queue.remove(jobId).then((n) => n === 1, () => false);
+    if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
+  }
+
+  private queueFor(baseModelId: string): Queue {
+    let queue = this.queues.get(baseModelId);
+    if (!queue) {
+      queue = new Queue(jobs.inference.queueName(baseModelId), { connection: this.redis, prefix: this.options.prefix });
+      queue.on("error", () => {});
+      this.queues.set(baseModelId, queue);
+    }
+    return queue;
+  }
+
+  async close(): Promise<void> {
+    await withTimeout(Promise.all([...this.queues.values()].map((q) => q.close().catch(() => {}))), 2_000).catch(() => {});
+  }
+
+  /** Runs a Redis command; a connection that is down or does not answer in time becomes a 503. */
+  private async redisCall<T>(fn: () => Promise<T>): Promise<T> {
+    const unavailable = (cause?: unknown) =>
+      new AppError("unavailable", "The queue (Redis) is unavailable; please retry shortly.", { cause });
+    if (this.redis.status !== "ready") throw unavailable();
+    try {
+      return await withTimeout(fn(), REDIS_TIMEOUT_MS);
+    } catch (cause) {
+      if (cause instanceof AppError) throw cause;
+      throw unavailable(cause);
+    }
+  }
+}
+
+const REDIS_TIMEOUT_MS = 5_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { waitForRedis } from "./connection.js";
+import { channels, decodeMessage, type StreamEvent } from "./stream.js";
+
+/**
+ * The API side of the stream contract: one subscriber connection and one channel
+ * per API instance, demultiplexed to the requests waiting on it. No per-request
+ * SUBSCRIBE round trip: the channel is live before any job is enqueued.
+ */
+export class ReplyHub {
+  readonly instanceId = randomUUID();
+  readonly channel: string;
+  private readonly open = new Map<string, EventInbox>();
+
+  private constructor(
+    private readonly subscriber: Redis,
+    prefix: string,
+  ) {
+    this.channel = channels.reply(prefix, this.instanceId);
+    subscriber.on("message", (channel: string, message: string) => {
+      if (channel !== this.channel) return;
+      const decoded = decodeMessage(message);
+      if (!decoded) return;
+      const { id, ...event } = decoded;
+      this.open.get(id)?.push(event as StreamEvent);
+    });
+  }
+
+  static async start(subscriber: Redis, prefix: string): Promise<ReplyHub> {
+    const hub = new ReplyHub(subscriber, prefix);
+    // Subscribing before the connection is ready races ioredis's ready check
+    // (INFO is refused in subscriber mode) and loses the subscription.
+    await waitForRedis(subscriber, 10_000);
+    await subscriber.subscribe(hub.channel);
+    return hub;
+  }
+
+  /** Starts collecting the events of one request. Close the inbox when done. */
+  inbox(requestId: string): EventInbox {
+    const inbox = new EventInbox(() => this.open.delete(requestId));
+    this.open.set(requestId, inbox);
+    return inbox;
+  }
+
+  get pending(): number {
+    return this.open.size;
+  }
+
+  /** Ends every open inbox; the caller then disconnects the subscriber. */
+  close(): void {
+    for (const inbox of this.open.values()) inbox.close();
+  }
+}
+
+/** The events of one request, in arrival order. */
+export class EventInbox {
+  private readonly buffered: StreamEvent[] = [];
+  private waiter: ((event: StreamEvent | undefined) => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly onClose: () => void) {}
+
+  push(event: StreamEvent): void {
+    if (this.closed) return;
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = undefined;
+      w(event);
+    } else {
+      this.buffered.push(event);
+    }
+  }
+
+  /** The next event; undefined once closed. */
+  next(): Promise<StreamEvent | undefined> {
+    const event = this.buffered.shift();
+    if (event) return Promise.resolve(event);
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onClose();
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.(undefined);
+  }
+}

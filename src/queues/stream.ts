@@ -1,0 +1,68 @@
+import type { Redis } from "ioredis";
+import type { ErrorCode } from "../errors.js";
+import { waitForRedis } from "./connection.js";
+
+/**
+ * The stream contract between workers and the API.
+ *
+ * Each API instance subscribes once, at start-up, to its own reply channel; every
+ * job names that channel (`replyTo`) and its `requestId`. A worker publishes the
+ * request's events there, in order, and always ends with `done` or `error`.
+ * Cancels travel the other way on one channel all workers subscribe to.
+ */
+
+export type FinishReason = "stop" | "length" | "cancelled";
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type StreamEvent =
+  | { type: "token"; index: number; text: string }
+  | {
+      type: "done";
+      choices: { index: number; finishReason: FinishReason }[];
+      usage: Usage;
+      /** Embedding requests only: one vector per input, in input order. */
+      embeddings?: number[][];
+    }
+  | { type: "error"; error: { code: ErrorCode; message: string; param: string | null } };
+
+export type WireMessage = StreamEvent & { id: string };
+
+export const channels = {
+  reply: (prefix: string, instanceId: string) => `${prefix}:reply:${instanceId}`,
+  cancel: (prefix: string) => `${prefix}:cancel`,
+};
+
+export function encodeEvent(requestId: string, event: StreamEvent): string {
+  return JSON.stringify({ id: requestId, ...event });
+}
+
+export function decodeMessage(message: string): WireMessage | undefined {
+  try {
+    const parsed = JSON.parse(message) as WireMessage;
+    return typeof parsed?.id === "string" && typeof parsed.type === "string" ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function publishEvent(redis: Redis, replyTo: string, requestId: string, event: StreamEvent) {
+  await redis.publish(replyTo, encodeEvent(requestId, event));
+}
+
+export async function publishCancel(redis: Redis, prefix: string, requestId: string) {
+  await redis.publish(channels.cancel(prefix), requestId);
+}
+
+/** Calls `onCancel(requestId)` for every cancel published; resolves once subscribed. */
+export async function subscribeCancels(subscriber: Redis, prefix: string, onCancel: (requestId: string) => void) {
+  const channel = channels.cancel(prefix);
+  subscriber.on("message", (ch: string, message: string) => {
+    if (ch === channel) onCancel(message);
+  });
+  await waitForRedis(subscriber, 10_000);
+  await subscriber.subscribe(channel);
+}

@@ -1,0 +1,38 @@
+import type { Redis } from "ioredis";
+
+/**
+ * Live workers, for readiness checks and the dashboard: each worker refreshes its
+ * entry every few seconds; an entry not refreshed within the TTL no longer counts.
+ */
+export interface WorkerInfo {
+  id: string;
+  pid: number;
+  host: string;
+  models: string[];
+  startedAt: string;
+}
+
+const key = (prefix: string) => `${prefix}:workers`;
+const infoKey = (prefix: string) => `${prefix}:workers:info`;
+
+export async function announceWorker(redis: Redis, prefix: string, info: WorkerInfo, ttlMs: number) {
+  await redis
+    .multi()
+    .zadd(key(prefix), Date.now() + ttlMs, info.id)
+    .hset(infoKey(prefix), info.id, JSON.stringify(info))
+    .exec();
+}
+
+export async function retireWorker(redis: Redis, prefix: string, id: string) {
+  await redis.multi().zrem(key(prefix), id).hdel(infoKey(prefix), id).exec();
+}
+
+export async function liveWorkers(redis: Redis, prefix: string): Promise<WorkerInfo[]> {
+  const now = Date.now();
+  const ids = await redis.zrangebyscore(key(prefix), now, "+inf");
+  // Forget entries of workers that died without retiring.
+  await redis.zremrangebyscore(key(prefix), "-inf", now - 1);
+  if (ids.length === 0) return [];
+  const infos = await redis.hmget(infoKey(prefix), ...ids);
+  return infos.flatMap((raw) => (raw ? [JSON.parse(raw) as WorkerInfo] : []));
+}

@@ -1,0 +1,79 @@
+import { createHash, randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { AppError } from "../errors.js";
+import { checkKey, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+
+/** A BlobStore on the local file system (a directory shared by API and workers). */
+export class FileBlobStore implements BlobStore {
+  constructor(private readonly root: string) {}
+
+  async put(key: string, body: AsyncIterable<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
+    const file = this.file(key);
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${randomUUID()}.partial`;
+    const hash = createHash("sha256");
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (options.maxBytes !== undefined && size > options.maxBytes) {
+          done(new AppError("payload_too_large", `${key} is larger than ${options.maxBytes} bytes.`));
+          return;
+        }
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, meter, createWriteStream(temp, { flags: "wx" }));
+      const sha256 = hash.digest("hex");
+      if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
+        throw new AppError("invalid_request", `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`);
+      }
+      await fs.rename(temp, file);
+      return { key, size, sha256 };
+    } catch (err) {
+      await fs.rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    const file = this.file(key);
+    await fs.access(file).catch(() => {
+      throw new AppError("not_found", `No stored file ${key}.`);
+    });
+    return createReadStream(file);
+  }
+
+  async stat(key: string): Promise<BlobInfo | undefined> {
+    const st = await fs.stat(this.file(key)).catch(() => undefined);
+    return st?.isFile() ? { key, size: st.size } : undefined;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const base = prefix === "" ? this.root : this.file(prefix.replace(/\/$/, ""), true);
+    const entries = await fs.readdir(base, { recursive: true, withFileTypes: true }).catch(() => []);
+    return entries
+      .filter((e) => e.isFile() && !e.name.endsWith(".partial"))
+      .map((e) => path.relative(this.root, path.join(e.parentPath, e.name)).split(path.sep).join("/"))
+      .sort();
+  }
+
+  async delete(keyOrPrefix: string): Promise<void> {
+    const isPrefix = keyOrPrefix.endsWith("/");
+    await fs.rm(this.file(isPrefix ? keyOrPrefix.slice(0, -1) : keyOrPrefix, isPrefix), { recursive: isPrefix, force: true });
+  }
+
+  localPath(key: string): string {
+    return this.file(key);
+  }
+
+  private file(key: string, prefix = false): string {
+    return path.join(this.root, ...checkKey(key, { prefix }).split("/"));
+  }
+}

@@ -1,0 +1,77 @@
+import type { ChatMessage, Sampling } from "../../queues/jobs.js";
+
+/**
+ * The inference engine as the worker sees it. Only llama-engine.ts knows that
+ * node-llama-cpp sits behind it.
+ */
+export interface Engine {
+  loadModel(options: LoadModelOptions): Promise<EngineModel>;
+  close(): Promise<void>;
+}
+
+export interface LoadModelOptions {
+  id: string;
+  path: string;
+}
+
+export interface ModelInfo {
+  /** Tokens the model was trained on. */
+  trainContextLength: number;
+  embeddingLength: number;
+  /** True when the model file carries its own chat template. */
+  hasChatTemplate: boolean;
+}
+
+export interface EngineModel {
+  readonly id: string;
+  readonly info: ModelInfo;
+  tokenize(text: string): number[];
+  /** Turns chat messages into a prompt with the model's template, or Hearth's default. */
+  renderChat(messages: readonly ChatMessage[]): RenderedPrompt;
+  /**
+   * A context: `sequences` requests evaluated together in one batch, each with up to
+   * `contextSize` tokens. A context's LoRA adapter is fixed when it is created.
+   */
+  createContext(options: ContextOptions): Promise<EngineContext>;
+  /** Mean-pooled, L2-normalised embeddings, one per input, and the tokens read. */
+  embed(inputs: readonly string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }>;
+  dispose(): Promise<void>;
+}
+
+export interface RenderedPrompt {
+  tokens: number[];
+  /** Extra stop strings the template implies (e.g. the next turn's marker). */
+  stop: string[];
+}
+
+export interface ContextOptions {
+  sequences: number;
+  contextSize: number;
+  threads: number;
+  adapterPath?: string;
+}
+
+export interface GenerateRequest {
+  promptTokens: number[];
+  sampling: Sampling;
+  /** Stop strings beyond sampling.stop (from the chat template). */
+  extraStop?: readonly string[];
+}
+
+export interface GenerateResult {
+  finishReason: "stop" | "length" | "cancelled";
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface EngineContext {
+  /** Tokens of context each sequence has. */
+  readonly contextSize: number;
+  /**
+   * Generates into one free sequence (waiting for one if all are busy), calling
+   * `onText` with each piece of text as it becomes final. Stops within one token of
+   * `signal` aborting.
+   */
+  generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult>;
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,142 @@
+import { EventEmitter } from "node:events";
+import os from "node:os";
+import { randomUUID } from "node:crypto";
+import { Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Config } from "../config.js";
+import { AppError } from "../errors.js";
+import { discoverBaseModels } from "../models/base-model-catalog.js";
+import { createRedis } from "../queues/connection.js";
+import { jobs } from "../queues/jobs.js";
+import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
+import { announceWorker, retireWorker } from "../queues/worker-registry.js";
+import { Cancellations } from "./cancellations.js";
+import type { Engine, EngineContext, EngineModel } from "./engine/engine.js";
+import { runInference, type InferenceOutcome } from "./inference-handler.js";
+import type { Logger } from "../logger.js";
+
+const HEARTBEAT_MS = 2_000;
+const HEARTBEAT_TTL_MS = 10_000;
+
+export interface JobFinished {
+  requestId: string;
+  outcome?: InferenceOutcome;
+  error?: AppError;
+}
+
+interface Served {
+  model: EngineModel;
+  context: EngineContext;
+  consumer: Worker;
+  connection: Redis;
+}
+
+/**
+ * A worker process's work: load each base model once, consume its inference
+ * queue, publish tokens on the reply channel, honour cancels, report liveness.
+ */
+export class HearthWorker {
+  readonly id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  /** Emits "job-finished" (JobFinished) after every job: for tests and metrics. */
+  readonly events = new EventEmitter();
+  private readonly served = new Map<string, Served>();
+  private readonly cancellations = new Cancellations();
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly config: Config,
+    private readonly engine: Engine,
+    private readonly publisher: Redis,
+    private readonly subscriber: Redis,
+    private readonly log: Logger,
+  ) {}
+
+  static async start(config: Config, engine: Engine, log: Logger): Promise<HearthWorker> {
+    const worker = new HearthWorker(config, engine, createRedis(config, "worker"), createRedis(config, "subscriber"), log);
+    await worker.begin();
+    return worker;
+  }
+
+  get models(): string[] {
+    return [...this.served.keys()];
+  }
+
+  private async begin() {
+    const found = await discoverBaseModels(this.config.modelDir, this.config.worker.serveModels, this.log);
+    if (found.length === 0) {
+      throw new Error(`No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`);
+    }
+    await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
+    for (const base of found) {
+      const model = await this.engine.loadModel({ id: base.id, path: base.path });
+      const context = await model.createContext({
+        sequences: this.config.worker.concurrency,
+        contextSize: this.config.worker.contextSize,
+        threads: this.config.worker.threads,
+      });
+      const connection = this.publisher.duplicate();
+      const consumer = new Worker(jobs.inference.queueName(base.id), (job) => this.process(job, base.id), {
+        connection,
+        prefix: this.config.redisPrefix,
+        concurrency: this.config.worker.concurrency,
+      });
+      consumer.on("error", (err) => this.log.warn("queue consumer error", { model: base.id, error: err.message }));
+      this.served.set(base.id, { model, context, consumer, connection });
+      this.log.info("serving model", { model: base.id, contextSize: context.contextSize });
+    }
+    await this.beat();
+    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+  }
+
+  private async beat() {
+    const info = { id: this.id, pid: process.pid, host: os.hostname(), models: this.models, startedAt: new Date().toISOString() };
+    await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch(() => {});
+  }
+
+  private async process(job: Job, baseModelId: string): Promise<InferenceOutcome | undefined> {
+    const parsed = jobs.inference.payload.safeParse(job.data);
+    if (!parsed.success) {
+      this.log.error("malformed inference job", { jobId: job.id, issues: parsed.error.message });
+      throw new Error(`malformed job payload: ${parsed.error.message}`);
+    }
+    const payload = parsed.data;
+    const emit = (event: StreamEvent) =>
+      void publishEvent(this.publisher, payload.replyTo, payload.requestId, event).catch(() => {});
+    const served = this.served.get(baseModelId)!;
+    const signal = this.cancellations.start(payload.requestId);
+    try {
+      const outcome = await runInference(payload, served, signal, emit);
+      this.events.emit("job-finished", { requestId: payload.requestId, outcome } satisfies JobFinished);
+      return outcome;
+    } catch (cause) {
+      const error =
+        cause instanceof AppError
+          ? cause
+          : new AppError("internal", `The worker could not run the request: ${(cause as Error)?.message ?? cause}`, { cause });
+      if (error.code === "internal") this.log.error("inference failed", { requestId: payload.requestId, error: String(cause) });
+      emit({ type: "error", error: error.toJSON() });
+      this.events.emit("job-finished", { requestId: payload.requestId, error } satisfies JobFinished);
+      return undefined;
+    } finally {
+      this.cancellations.finish(payload.requestId);
+    }
+  }
+
+  /** Stops taking jobs, lets running ones finish (cancelling them after `graceMs`), then releases everything. */
+  async close(graceMs = 10_000): Promise<void> {
+    clearInterval(this.heartbeat);
+    const consumers = [...this.served.values()].map((s) => s.consumer);
+    const grace = setTimeout(() => this.cancellations.cancelAll(), graceMs);
+    await Promise.all(consumers.map((c) => c.close().catch(() => {})));
+    clearTimeout(grace);
+    await retireWorker(this.publisher, this.config.redisPrefix, this.id).catch(() => {});
+    for (const s of this.served.values()) {
+      await s.context.dispose();
+      await s.model.dispose();
+      s.connection.disconnect();
+    }
+    this.served.clear();
+    this.subscriber.disconnect();
+    this.publisher.disconnect();
+  }
+}

@@ -1,0 +1,213 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccount } from "../../src/db/queries/accounts.js";
+import { createModel } from "../../src/db/queries/models.js";
+import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+
+const MODEL = "accounts/hearth/models/hearth-tiny";
+
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+async function call(hearth: TestHearth, path: string, body: unknown, init: { key?: string | null; raw?: string } = {}) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  const key = init.key === undefined ? hearth.apiKey : init.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const res = await fetch(`${hearth.baseURL}${path}`, {
+    method: "POST",
+    headers,
+    body: init.raw ?? JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: JSON.parse(text) as ErrorBody };
+}
+
+function expectError(r: { status: number; body: ErrorBody }, status: number, type: string, param: string | null) {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.body.error.type).toBe(type);
+  expect(r.body.error.param).toBe(param);
+  expect(r.body.error.message.length).toBeGreaterThan(5);
+}
+
+describe("errors, with a worker", () => {
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    hearth = await startTestHearth({ env: { HEARTH_MAX_BODY_BYTES: "2048" } });
+  });
+  afterAll(() => hearth?.close());
+
+  const completion = (extra: object) => ({ model: MODEL, prompt: "Hi", max_tokens: 4, ...extra });
+
+  it.each([
+    ["temperature", { temperature: 3 }],
+    ["max_tokens", { max_tokens: 0 }],
+    ["n", { n: 9 }],
+    ["stop", { stop: ["a", "b", "c", "d", "e"] }],
+    ["top_p", { top_p: 0 }],
+    ["prompt", { prompt: 42 }],
+    ["model", { model: 7 }],
+    ["logprobs", { logprobs: 2 }],
+    ["presence_penalty", { presence_penalty: 5 }],
+  ])("400 for an invalid %s", async (param, extra) => {
+    expectError(await call(hearth, "/completions", completion(extra)), 400, "invalid_request_error", param);
+  });
+
+  it("400 for a missing field, naming it", async () => {
+    const r = await call(hearth, "/completions", { model: MODEL });
+    expectError(r, 400, "invalid_request_error", "prompt");
+  });
+
+  it("400 naming the nested chat field", async () => {
+    const r = await call(hearth, "/chat/completions", { model: MODEL, messages: [{ role: "wizard", content: "x" }] });
+    expectError(r, 400, "invalid_request_error", "messages[0].role");
+    const empty = await call(hearth, "/chat/completions", { model: MODEL, messages: [] });
+    expectError(empty, 400, "invalid_request_error", "messages");
+  });
+
+  it("400 for a body that is not JSON, or not an object", async () => {
+    expectError(await call(hearth, "/completions", null, { raw: "{nope" }), 400, "invalid_request_error", null);
+    expectError(await call(hearth, "/completions", [1, 2]), 400, "invalid_request_error", null);
+  });
+
+  it("400 when max_tokens does not fit the context (decided by the worker)", async () => {
+    const r = await call(hearth, "/completions", completion({ max_tokens: 100_000 }));
+    expectError(r, 400, "invalid_request_error", "max_tokens");
+    const stream = await call(hearth, "/completions", completion({ max_tokens: 100_000, stream: true }));
+    expectError(stream, 400, "invalid_request_error", "max_tokens");
+  });
+
+  it("400 for embedding dimensions beyond the model's", async () => {
+    const r = await call(hearth, "/embeddings", { model: MODEL, input: "x", dimensions: 100_000 });
+    expectError(r, 400, "invalid_request_error", "dimensions");
+    const bad = await call(hearth, "/embeddings", { model: MODEL, input: "x", encoding_format: "hex" });
+    expectError(bad, 400, "invalid_request_error", "encoding_format");
+  });
+
+  it("401 without a key and with a wrong one", async () => {
+    expectError(await call(hearth, "/completions", completion({}), { key: null }), 401, "authentication_error", null);
+    expectError(
+      await call(hearth, "/completions", completion({}), { key: "hth_wrongwrongwrongwrongwrongwrongwrong" }),
+      401,
+      "authentication_error",
+      null,
+    );
+  });
+
+  it("404 for an unknown model, and for another account's model exactly alike", async () => {
+    const unknown = await call(hearth, "/completions", completion({ model: "accounts/hearth/models/nope" }));
+    expectError(unknown, 404, "not_found_error", "model");
+    expectError(await call(hearth, "/completions", completion({ model: "gpt-4" })), 404, "not_found_error", "model");
+
+    const db = hearth.api.database.db;
+    await createAccount(db, { id: "someone-else", displayName: "Someone else" });
+    await createModel(db, {
+      accountId: "someone-else",
+      modelId: "private-base",
+      kind: "base",
+      state: "READY",
+      filePath: "/nonexistent.gguf",
+    });
+    const hidden = await call(hearth, "/completions", completion({ model: "accounts/someone-else/models/private-base" }));
+    const missing = await call(hearth, "/completions", completion({ model: "accounts/someone-else/models/missing-base" }));
+    expectError(hidden, 404, "not_found_error", "model");
+    expect(hidden.body.error.message.replace("private-base", "X")).toBe(missing.body.error.message.replace("missing-base", "X"));
+  });
+
+  it("413 for a body over the limit", async () => {
+    const r = await call(hearth, "/completions", completion({ prompt: "x".repeat(4096) }));
+    expectError(r, 413, "invalid_request_error", null);
+  });
+
+  it("404 in the same shape for an unknown route", async () => {
+    const res = await fetch(`${hearth.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as ErrorBody).error.type).toBe("not_found_error");
+  });
+
+  it("reports ready with a worker", async () => {
+    const res = await fetch(`${hearth.url}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ status: "ready", database: "ok", redis: "ok", workers: 1 });
+    expect((await fetch(`${hearth.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe("errors, without a worker", () => {
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    hearth = await startTestHearth({
+      worker: false,
+      env: { HEARTH_QUEUE_TIMEOUT_MS: "600", HEARTH_MAX_QUEUE_DEPTH: "1" },
+    });
+  });
+  afterAll(() => hearth?.close());
+
+  it("503 within the queue timeout when no worker runs, and 429 when the queue is full", async () => {
+    const started = Date.now();
+    const first = call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });
+    await new Promise((r) => setTimeout(r, 150));
+    const second = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4, stream: true });
+    expectError(second, 429, "rate_limit_error", null);
+    const r = await first;
+    expectError(r, 503, "service_unavailable_error", null);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("reports not ready", async () => {
+    const res = await fetch(`${hearth.url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ status: "not ready", workers: 0 });
+  });
+});
+
+describe("errors when Redis goes away", () => {
+  let redis: ChildProcess;
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: "ignore",
+    });
+    await waitForPort(port);
+    hearth = await startTestHearth({ worker: false, env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+  });
+  afterAll(async () => {
+    redis?.kill("SIGKILL");
+    await hearth?.close();
+  });
+
+  it("503 quickly, not a hang", async () => {
+    redis.kill("SIGKILL");
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    const r = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });
+    expectError(r, 503, "service_unavailable_error", null);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+async function waitForPort(port: number) {
+  for (let i = 0; i < 50; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, "127.0.0.1");
+      s.once("connect", () => (s.destroy(), resolve(true)));
+      s.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}

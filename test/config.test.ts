@@ -1,0 +1,39 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, configTable, loadConfig } from "../src/config.js";
+
+describe("config", () => {
+  it("has documented defaults", () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(c.redisUrlDefaulted).toBe(true);
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.dataDir).toBe(path.resolve("./data"));
+    expect(c.modelDir).toBe(path.resolve("./data/models"));
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.worker)).toBe(true);
+  });
+  it("lists every bad variable at once", () => {
+    try {
+      loadConfig({ PORT: "http", HEARTH_WORKER_CONCURRENCY: "0", REDIS_URL: "not a url" });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join("\n");
+      expect(problems).toContain("PORT");
+      expect(problems).toContain("HEARTH_WORKER_CONCURRENCY");
+      expect(problems).toContain("REDIS_URL");
+    }
+  });
+  it("treats empty strings as unset", () => {
+    const c = loadConfig({ DATABASE_URL: "", HEARTH_ADMIN_KEY: "" });
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.adminKey).toBeUndefined();
+  });
+  it("documents every variable in the README table", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
+    expect(readme).toContain(configTable());
+  });
+});

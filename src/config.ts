@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 
@@ -70,7 +71,7 @@ export const variables = {
   HEARTH_WORKER_THREADS: {
     schema: int(0, 256),
     default: "0",
-    description: "CPU threads per context; 0 lets llama.cpp choose (all cores).",
+    description: "CPU threads per context; 0 means one per CPU core this process may use.",
   },
   HEARTH_CONTEXT_SIZE: {
     schema: int(64, 1_048_576),
@@ -165,7 +166,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {
       concurrency: r.HEARTH_WORKER_CONCURRENCY,
-      threads: r.HEARTH_WORKER_THREADS,
+      // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
+      threads: r.HEARTH_WORKER_THREADS || os.availableParallelism(),
       contextSize: r.HEARTH_CONTEXT_SIZE,
       serveModels: serve && serve.length > 0 ? serve : undefined,
     },

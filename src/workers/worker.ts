@@ -68,7 +68,7 @@ export class HearthWorker {
     }
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     for (const base of found) {
-      const model = await this.engine.loadModel({ id: base.id, path: base.path });
+      const model = await this.engine.loadModel({ id: base.id, path: base.path, threads: this.config.worker.threads });
       const context = await model.createContext({
         sequences: this.config.worker.concurrency,
         contextSize: this.config.worker.contextSize,

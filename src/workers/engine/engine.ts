@@ -12,6 +12,8 @@ export interface Engine {
 export interface LoadModelOptions {
   id: string;
   path: string;
+  /** CPU threads for work the model does outside a context (embeddings). */
+  threads: number;
 }
 
 export interface ModelInfo {

@@ -30,7 +30,7 @@ export class LlamaEngine implements Engine {
 
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {
     const model = await this.llama.loadModel({ modelPath: options.path, gpuLayers: "auto" });
-    return new LlamaEngineModel(options.id, model);
+    return new LlamaEngineModel(options.id, model, options.threads);
   }
 
   async close(): Promise<void> {
@@ -46,6 +46,7 @@ class LlamaEngineModel implements EngineModel {
   constructor(
     readonly id: string,
     private readonly model: LlamaModel,
+    private readonly threads: number,
   ) {
     const template = model.fileInfo.metadata?.tokenizer?.chat_template;
     const hasChatTemplate = typeof template === "string" && template.length > 0;
@@ -85,7 +86,7 @@ class LlamaEngineModel implements EngineModel {
     const context = await this.model.createContext({
       sequences: options.sequences,
       contextSize: Math.min(options.contextSize, this.model.trainContextSize),
-      ...(options.threads > 0 ? { threads: options.threads } : {}),
+      threads: options.threads,
       ...(options.adapterPath ? { lora: { adapters: [{ filePath: options.adapterPath, scale: 1 }] } } : {}),
     });
     return new LlamaEngineContext(this.model, context);
@@ -93,7 +94,7 @@ class LlamaEngineModel implements EngineModel {
 
   async embed(inputs: readonly string[], signal: AbortSignal) {
     const contextSize = Math.min(this.model.trainContextSize, 8192);
-    this.embedding ??= this.model.createEmbeddingContext({ contextSize });
+    this.embedding ??= this.model.createEmbeddingContext({ contextSize, threads: this.threads });
     const context = await this.embedding;
     const vectors: number[][] = [];
     let promptTokens = 0;

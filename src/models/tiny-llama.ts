@@ -88,6 +88,8 @@ export async function writeTinyLlama(
     shape?: TinyLlamaShape;
     /** Storage type of the matrices (norm weights stay F32). hearth-tiny is F32. */
     weightType?: GgufWritableType;
+    /** More metadata, e.g. `tokenizer.chat_template`. */
+    extraMetadata?: Record<string, GgufValue>;
   },
 ): Promise<void> {
   const shape = options.shape ?? hearthTinyShape;
@@ -124,5 +126,5 @@ export async function writeTinyLlama(
     ones("output_norm.weight"),
     { name: "output.weight", type, shape: [V, n], data: () => outputWeightFromTable(options.table, shape) },
   ];
-  await writeGguf(file, { metadata: tinyLlamaMetadata(options.name, shape), tensors });
+  await writeGguf(file, { metadata: { ...tinyLlamaMetadata(options.name, shape), ...options.extraMetadata }, tensors });
 }

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import { createModel } from "../../src/db/queries/models.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { freePort, waitForPort } from "../helpers/net.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
 
@@ -187,27 +187,3 @@ describe("errors when Redis goes away", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
-
-async function waitForPort(port: number) {
-  for (let i = 0; i < 50; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, "127.0.0.1");
-      s.once("connect", () => (s.destroy(), resolve(true)));
-      s.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}

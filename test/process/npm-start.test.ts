@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../helpers/net.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+// `npm start` as a newcomer runs it: the supervisor starts the API and a worker as
+// separate processes, builds the demo models and the admin key on first start.
+describe("npm start (supervisor, API and worker as child processes)", () => {
+  let child: ChildProcess;
+  let dataDir: string;
+  let port: number;
+  let output = "";
+
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-"));
+    port = await freePort();
+    child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/main.ts")], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(port),
+        HEARTH_DATA_DIR: dataDir,
+        REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+        HEARTH_REDIS_PREFIX: `hearth-start-${crypto.randomBytes(4).toString("hex")}`,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout!.on("data", (d) => (output += d));
+    child.stderr!.on("data", (d) => (output += d));
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, 90_000, () => output);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill("SIGKILL");
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("writes the admin key once, mode 0600, and serves hearth-tiny with it", async () => {
+    const keyFile = path.join(dataDir, "admin-api-key");
+    const stat = await fs.stat(keyFile);
+    expect(stat.mode & 0o777).toBe(0o600);
+    const apiKey = (await fs.readFile(keyFile, "utf8")).trim();
+    expect(output).toContain(apiKey);
+    await fs.access(path.join(dataDir, "models", "hearth-tiny.gguf"));
+
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0 });
+    const r = await client.completions.create({
+      model: "accounts/hearth/models/hearth-tiny",
+      prompt: "The fire ",
+      max_tokens: 12,
+      temperature: 0,
+    });
+    expect(r.choices[0]!.text).toHaveLength(12);
+  });
+
+  it("stops cleanly on SIGTERM", async () => {
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+});
+
+async function waitUntilReady(url: string, timeoutMs: number, log: () => string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`Hearth did not become ready:\n${log()}`);
+}

@@ -30,8 +30,8 @@ export function adminKeyFilePath(dataDir: string): string {
 /**
  * Brings a migrated database to its starting state; idempotent. Always ensures the
  * built-in account exists. On first start (no other account) creates the `default`
- * account and an admin key: HEARTH_ADMIN_KEY when given, else a generated key that is
- * written to <dataDir>/admin-api-key (mode 0600) and logged once. A transaction-scoped
+ * account and an admin key: HEARTH_ADMIN_KEY when given, else a generated key. The key
+ * is written to <dataDir>/admin-api-key (mode 0600); a generated one is also logged once. A transaction-scoped
  * advisory lock makes concurrent starts create one key between them.
  */
 export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
@@ -57,7 +57,7 @@ export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise
       key: opts.adminKey,
     });
     // Written before commit: if the file cannot be written, nothing is created.
-    if (opts.adminKey === undefined) await writeSecretFile(keyFile, issued.key);
+    await writeSecretFile(keyFile, issued.key);
     return { created: true as const, key: issued.key };
   });
 
@@ -73,7 +73,7 @@ export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise
   if (opts.adminKey === undefined) {
     log(`Admin API key (shown once; also written to ${keyFile}): ${outcome.key}`);
   } else {
-    log(`Created account "${DEFAULT_ACCOUNT_ID}" with the admin key from HEARTH_ADMIN_KEY.`);
+    log(`Created account "${DEFAULT_ACCOUNT_ID}" with the admin key from HEARTH_ADMIN_KEY (also written to ${keyFile}).`);
   }
   return { createdAdminKey: outcome.key };
 }

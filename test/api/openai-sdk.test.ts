@@ -191,6 +191,19 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     const next = await client.completions.create({ model: MODEL, prompt: "Next ", max_tokens: 5, temperature: 0 });
     expect(next.choices[0]!.text).toBe(greedyText("Next ", 5));
   });
+
+  it("stops generating when the client of a non-streamed request goes away", async () => {
+    const finished = new Promise<JobFinished>((resolve) => hearth.worker!.events.once("job-finished", resolve));
+    const controller = new AbortController();
+    const request = client.chat.completions.create(
+      { model: MODEL, messages: [{ role: "user", content: "Go on" }], temperature: 0 },
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 50);
+    await expect(request).rejects.toThrow();
+    const outcome = await finished;
+    expect(outcome.outcome?.finishReasons).toEqual(["cancelled"]);
+  });
 });
 
 function cosine(a: number[], b: number[]): number {

@@ -35,3 +35,6 @@ export function usageBody(usage: Usage): UsageBody {
     total_tokens: usage.promptTokens + usage.completionTokens,
   };
 }
+
+/** OpenAI's `created`: seconds since the epoch. */
+export const unixNow = () => Math.floor(Date.now() / 1000);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { parseBody } from "../middleware/parse-body.js";
-import { collect, publicFinishReason, usageBody } from "./collect.js";
+import { collect, publicFinishReason, unixNow, usageBody } from "./collect.js";
 import { completionRequestSchema } from "./protocol.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
@@ -60,5 +60,3 @@ function completionChunks(
   if (includeUsage) chunks.push({ ...meta, choices: [], usage });
   return chunks;
 }
-
-export const unixNow = () => Math.floor(Date.now() / 1000);

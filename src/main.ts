@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { ensureDemoModels } from "./models/ensure-demo-models.js";
-import { startLocalRedis } from "./process/local-redis.js";
+import { answers, startLocalRedis } from "./process/local-redis.js";
 
 /**
  * `npm start`: Hearth on one machine. Makes sure Redis answers (starting a local
@@ -30,12 +29,14 @@ function stopAll(code: number) {
 process.on("SIGINT", () => stopAll(0));
 process.on("SIGTERM", () => stopAll(0));
 
-if (!(await redisAnswers(config.redisUrl))) {
+const redisAt = new URL(config.redisUrl);
+const redisPort = Number(redisAt.port) || 6379;
+if (!(await answers(redisAt.hostname.replace(/^\[|\]$/g, ""), redisPort))) {
   if (!config.redisUrlDefaulted) {
     log.error(`Nothing answers at REDIS_URL=${config.redisUrl}. Start that Redis, or unset REDIS_URL to use a local one.`);
     process.exit(1);
   }
-  const redis = await startLocalRedis(config.dataDir, log);
+  const redis = await startLocalRedis({ dataDir: config.dataDir, port: redisPort, log });
   if (!redis) process.exit(1);
   children.push(redis);
 }
@@ -51,18 +52,4 @@ for (const entry of ["api/main.ts", "workers/main.ts"]) {
     }
   });
   children.push(child);
-}
-
-async function redisAnswers(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: hostname.replace(/^\[|\]$/g, "") || "127.0.0.1", port: Number(port) || 6379 });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
 }

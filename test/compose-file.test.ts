@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import Ajv2019 from "ajv/dist/2019.js";
+import { Ajv2019 } from "ajv/dist/2019.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 

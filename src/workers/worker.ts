@@ -99,6 +99,12 @@ export class HearthWorker {
     const parsed = jobs.inference.payload.safeParse(job.data);
     if (!parsed.success) {
       this.log.error("malformed inference job", { jobId: job.id, issues: parsed.error.message });
+      // Still end the request, if it says where to, so its caller does not wait in vain.
+      const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
+      if (typeof replyTo === "string" && typeof requestId === "string") {
+        const error = new AppError("internal", "The worker could not read the request (malformed job).");
+        await publishEvent(this.publisher, replyTo, requestId, { type: "error", error: error.toJSON() }).catch(() => {});
+      }
       throw new Error(`malformed job payload: ${parsed.error.message}`);
     }
     const payload = parsed.data;

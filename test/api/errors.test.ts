@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import { createModel } from "../../src/db/queries/models.js";
+import postgres from "postgres";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { testPostgresAdminUrl } from "../helpers/test-databases.js";
 import { freePort, waitForPort } from "../helpers/net.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
@@ -185,5 +187,30 @@ describe("errors when Redis goes away", () => {
     const r = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });
     expectError(r, 503, "service_unavailable_error", null);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("errors when PostgreSQL goes away", () => {
+  let hearth: TestHearth;
+  let admin: postgres.Sql;
+  let name: string;
+  beforeAll(async () => {
+    hearth = await startTestHearth({ backend: "postgres", worker: false });
+    name = new URL(hearth.config.databaseUrl!).pathname.slice(1);
+    admin = postgres(testPostgresAdminUrl, { max: 1, onnotice: () => {} });
+  });
+  afterAll(async () => {
+    await admin?.unsafe(`alter database "${name}" allow_connections true`);
+    await admin?.end();
+    await hearth?.close();
+  });
+
+  it("503, not a 500 or a hang", async () => {
+    await admin.unsafe(`alter database "${name}" allow_connections false`);
+    await admin.unsafe(`select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}'`);
+    const r = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });
+    expectError(r, 503, "service_unavailable_error", null);
+    const ready = await fetch(`${hearth.url}/readyz`);
+    expect(ready.status).toBe(503);
   });
 });

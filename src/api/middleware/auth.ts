@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { authenticateApiKey } from "../../auth/api-keys.js";
 import type { Db } from "../../db/client.js";
+import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { AppEnv } from "../app-env.js";
 
@@ -15,9 +16,7 @@ export function requireApiKey(db: Db) {
         "Missing API key: send it as `Authorization: Bearer <API key>`.",
       );
     }
-    const key = await authenticateApiKey(db, match[1]!).catch((cause: unknown) => {
-      throw new AppError("unavailable", "The database is unavailable; please retry shortly.", { cause });
-    });
+    const key = await orUnavailable(authenticateApiKey(db, match[1]!));
     if (!key) throw new AppError("unauthorized", "Invalid API key.");
     c.set("caller", { accountId: key.accountId, keyId: key.keyId, role: key.role });
     await next();

@@ -1,6 +1,7 @@
 import type { Db } from "../../db/client.js";
 import { getVisibleModel, listVisibleModels } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
+import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { ModelTarget } from "../../queues/jobs.js";
 
@@ -32,7 +33,7 @@ export class ModelResolver {
 
   async forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {
     const match = NAME.exec(name);
-    const model = match ? await getVisibleModel(this.db, callerAccountId, match[1]!, match[2]!) : null;
+    const model = match ? await orUnavailable(getVisibleModel(this.db, callerAccountId, match[1]!, match[2]!)) : null;
     if (!model) {
       throw new AppError(
         "not_found",
@@ -52,7 +53,7 @@ export class ModelResolver {
   }
 
   async list(callerAccountId: string): Promise<ModelListing[]> {
-    const models = await listVisibleModels(this.db, callerAccountId, { state: "READY" });
+    const models = await orUnavailable(listVisibleModels(this.db, callerAccountId, { state: "READY" }));
     return models.map((m) => ({
       name: modelName(m.accountId, m.modelId),
       accountId: m.accountId,

@@ -56,6 +56,11 @@ describe("errors, with a worker", () => {
     expectError(await call(hearth, "/completions", completion(extra)), 400, "invalid_request_error", param);
   });
 
+  it("400 when prompts × n asks for too many choices", async () => {
+    const r = await call(hearth, "/completions", completion({ prompt: Array(16).fill("x"), n: 8 }));
+    expectError(r, 400, "invalid_request_error", "n");
+  });
+
   it("400 for a missing field, naming it", async () => {
     const r = await call(hearth, "/completions", { model: MODEL });
     expectError(r, 400, "invalid_request_error", "prompt");

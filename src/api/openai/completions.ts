@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
+import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { parseBody } from "../middleware/parse-body.js";
 import { collect, publicFinishReason, unixNow, usageBody } from "./collect.js";
@@ -9,6 +10,7 @@ import { sseResponse } from "./sse.js";
 import type { StreamEvent } from "../../queues/stream.js";
 
 const DEFAULT_MAX_TOKENS = 16;
+const MAX_CHOICES = 64;
 
 export function completionsRoutes(deps: AppDeps) {
   return new Hono<AppEnv>().post("/completions", async (c) => {
@@ -16,6 +18,13 @@ export function completionsRoutes(deps: AppDeps) {
     const { target: model } = await deps.models.forInference(c.get("caller").accountId, req.model);
     const prompts = typeof req.prompt === "string" ? [req.prompt] : req.prompt;
     const n = req.n ?? 1;
+    if (prompts.length * n > MAX_CHOICES) {
+      throw new AppError(
+        "invalid_request",
+        `${prompts.length} prompts × n=${n} asks for ${prompts.length * n} choices; at most ${MAX_CHOICES} per request.`,
+        { param: "n" },
+      );
+    }
     const abort = clientGone(c.req.raw);
     const events = deps.inference.run(
       { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },

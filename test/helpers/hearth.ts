@@ -8,6 +8,7 @@ import { createLogger } from "../../src/logger.js";
 import { LlamaEngine } from "../../src/workers/engine/llama-engine.js";
 import { HearthWorker } from "../../src/workers/worker.js";
 import { createTestPostgresDatabase, type TestDatabaseBackend } from "./test-databases.js";
+import { deleteRedisKeys } from "./redis.js";
 import { testModelDir } from "./test-models.js";
 
 export interface TestHearth {
@@ -77,8 +78,10 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     async close() {
       for (const w of workers) await w.close(1_000);
       await api.close();
+      await deleteRedisKeys(config.redisUrl, `${config.redisPrefix}:*`);
       await pg?.drop();
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
 }
+

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/net.js";
+import { deleteRedisKeys } from "../helpers/redis.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -17,6 +18,8 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
   let dataDir: string;
   let port: number;
   let output = "";
+  const prefix = `hearth-start-${crypto.randomBytes(4).toString("hex")}`;
+  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-"));
@@ -28,8 +31,8 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
         HOME: process.env.HOME,
         PORT: String(port),
         HEARTH_DATA_DIR: dataDir,
-        REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-        HEARTH_REDIS_PREFIX: `hearth-start-${crypto.randomBytes(4).toString("hex")}`,
+        REDIS_URL: redisUrl,
+        HEARTH_REDIS_PREFIX: prefix,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -41,6 +44,7 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
   afterAll(async () => {
     if (child && child.exitCode === null) child.kill("SIGKILL");
     await fs.rm(dataDir, { recursive: true, force: true });
+    await deleteRedisKeys(redisUrl, `${prefix}:*`);
   });
 
   it("writes the admin key once, mode 0600, and serves hearth-tiny with it", async () => {

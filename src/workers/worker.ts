@@ -7,11 +7,12 @@ import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base-model-catalog.js";
 import { createRedis } from "../queues/connection.js";
-import { jobs } from "../queues/jobs.js";
+import { jobs, type InferencePayload, type JobName, type JobPayload } from "../queues/jobs.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import { Cancellations } from "./cancellations.js";
 import { ContextPool } from "./context-pool.js";
+import { checkHandlers, type JobHandler, type JobHandlers } from "./handlers.js";
 import type { Engine, EngineContext, EngineModel } from "./engine/engine.js";
 import { runInference, type InferenceOutcome } from "./inference-handler.js";
 import type { Logger } from "../logger.js";
@@ -67,6 +68,7 @@ export class HearthWorker {
     if (found.length === 0) {
       throw new Error(`No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`);
     }
+    checkHandlers(this.handlers);
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     for (const base of found) {
       const model = await this.engine.loadModel({ id: base.id, path: base.path, threads: this.config.worker.threads });
@@ -77,7 +79,7 @@ export class HearthWorker {
       }
       const context = contexts.length === 1 ? contexts[0]! : new ContextPool(contexts);
       const connection = this.publisher.duplicate();
-      const consumer = new Worker(jobs.inference.queueName(base.id), (job) => this.process(job, base.id), {
+      const consumer = new Worker(jobs.inference.queueName(base.id), (job) => this.process("inference", job), {
         connection,
         prefix: this.config.redisPrefix,
         concurrency: this.config.worker.concurrency,
@@ -95,10 +97,15 @@ export class HearthWorker {
     await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch(() => {});
   }
 
-  private async process(job: Job, baseModelId: string): Promise<InferenceOutcome | undefined> {
-    const parsed = jobs.inference.payload.safeParse(job.data);
+  private readonly handlers: JobHandlers = {
+    inference: (payload) => this.infer(payload),
+  };
+
+  /** Validates a job against the registry and hands it to its kind's handler. */
+  private async process<N extends JobName>(name: N, job: Job): Promise<unknown> {
+    const parsed = jobs[name].payload.safeParse(job.data);
     if (!parsed.success) {
-      this.log.error("malformed inference job", { jobId: job.id, issues: parsed.error.message });
+      this.log.error("malformed job", { kind: name, jobId: job.id, issues: parsed.error.message });
       // Still end the request, if it says where to, so its caller does not wait in vain.
       const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
       if (typeof replyTo === "string" && typeof requestId === "string") {
@@ -107,10 +114,14 @@ export class HearthWorker {
       }
       throw new Error(`malformed job payload: ${parsed.error.message}`);
     }
-    const payload = parsed.data;
+    return (this.handlers[name] as JobHandler<N>)(parsed.data as JobPayload<N>);
+  }
+
+  private async infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
     const emit = (event: StreamEvent) =>
       void publishEvent(this.publisher, payload.replyTo, payload.requestId, event).catch(() => {});
-    const served = this.served.get(baseModelId)!;
+    const served = this.served.get(payload.model.baseModelId);
+    if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
     const signal = this.cancellations.start(payload.requestId);
     try {
       const outcome = await runInference(payload, served, signal, emit);

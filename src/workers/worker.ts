@@ -120,10 +120,11 @@ export class HearthWorker {
   private async infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
     const emit = (event: StreamEvent) =>
       void publishEvent(this.publisher, payload.replyTo, payload.requestId, event).catch(() => {});
-    const served = this.served.get(payload.model.baseModelId);
-    if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
     const signal = this.cancellations.start(payload.requestId);
     try {
+      // Inside the try, so even this (a job on the wrong queue) ends with an error event.
+      const served = this.served.get(payload.model.baseModelId);
+      if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
       const outcome = await runInference(payload, served, signal, emit);
       this.events.emit("job-finished", { requestId: payload.requestId, outcome } satisfies JobFinished);
       return outcome;

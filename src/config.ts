@@ -53,6 +53,11 @@ export const variables = {
     schema: optionalString,
     description: "Directory of base model GGUF files. Unset: <HEARTH_DATA_DIR>/models.",
   },
+  HEARTH_STORAGE_DIR: {
+    schema: optionalString,
+    description:
+      "Where uploaded adapter files and converted artifacts are stored; API and workers must share it. Unset: <HEARTH_DATA_DIR>/storage.",
+  },
   HEARTH_BUILD_DEMO_MODELS: {
     schema: bool,
     default: "true",
@@ -103,6 +108,27 @@ export const variables = {
     default: "4194304",
     description: "Largest JSON request body accepted; larger ones get 413.",
   },
+  HEARTH_MAX_UPLOAD_BYTES: {
+    schema: int(1024, 2 ** 45),
+    default: "2147483648",
+    description: "Largest adapter file one upload may store; larger ones get 413.",
+  },
+  HEARTH_MAX_LORA_RANK: {
+    schema: int(1, 4096),
+    default: "64",
+    description: "Highest LoRA rank an uploaded adapter may have.",
+  },
+  HEARTH_WORKER_MAX_ADAPTERS: {
+    schema: int(1, 1024),
+    default: "8",
+    description: "Adapter contexts one worker keeps loaded per base model; the least recently used one goes first.",
+  },
+  HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: {
+    schema: int(1, 100_000),
+    default: "64",
+    description:
+      "Adapter loads after which a worker re-creates its base model object (llama.cpp keeps every adapter it loaded until then), draining in-flight work first.",
+  },
   HEARTH_SERVE_MODELS: {
     schema: optionalString,
     description:
@@ -128,6 +154,7 @@ export interface Config {
   readonly redisPrefix: string;
   readonly dataDir: string;
   readonly modelDir: string;
+  readonly storageDir: string;
   readonly buildDemoModels: boolean;
   readonly adminKey: string | undefined;
   readonly worker: {
@@ -137,7 +164,11 @@ export interface Config {
     readonly threads: number;
     readonly contextSize: number;
     readonly serveModels: readonly string[] | undefined;
+    readonly maxAdapters: number;
+    readonly adapterLoadsPerModel: number;
   };
+  readonly maxUploadBytes: number;
+  readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
   readonly maxQueueDepth: number;
   readonly maxBodyBytes: number;
@@ -174,6 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisPrefix: r.HEARTH_REDIS_PREFIX,
     dataDir,
     modelDir: path.resolve(r.HEARTH_MODEL_DIR ?? path.join(dataDir, "models")),
+    storageDir: path.resolve(r.HEARTH_STORAGE_DIR ?? path.join(dataDir, "storage")),
     buildDemoModels: r.HEARTH_BUILD_DEMO_MODELS,
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {
@@ -184,7 +216,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       threads: r.HEARTH_WORKER_THREADS || os.availableParallelism(),
       contextSize: r.HEARTH_CONTEXT_SIZE,
       serveModels: serve && serve.length > 0 ? serve : undefined,
+      maxAdapters: r.HEARTH_WORKER_MAX_ADAPTERS,
+      adapterLoadsPerModel: r.HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL,
     },
+    maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,
+    maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
     maxQueueDepth: r.HEARTH_MAX_QUEUE_DEPTH,
     maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,

@@ -33,6 +33,11 @@ export const modelTargetSchema = z.object({
   name: z.string(),
   /** The base model's ID under the built-in account; it selects the queue. */
   baseModelId: z.string(),
+  /**
+   * The LoRA adapter to apply, when the model is a deployed adapter: the storage key
+   * of its GGUF (a content-hash path, so equal adapters share one loaded copy).
+   */
+  adapter: z.object({ key: z.string().min(1) }).optional(),
 });
 export type ModelTarget = z.infer<typeof modelTargetSchema>;
 
@@ -68,22 +73,53 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
 ]);
 export type InferencePayload = z.infer<typeof inferencePayloadSchema>;
 
+/**
+ * Which process consumes a kind: `inference` workers (they hold the models) or the
+ * `control` loop of the API processes (they own the database, which with the embedded
+ * PGlite only one process may open).
+ */
+export type JobConsumer = "inference" | "control";
+
 interface JobDefinition<S extends z.ZodType> {
+  consumer: JobConsumer;
   /** The BullMQ queue name for this job (some kinds have one queue per base model). */
   queueName: (...args: never[]) => string;
   payload: S;
   options: JobsOptions;
 }
 
+/** Deploy and undeploy name a model; the handlers read its state from the database. */
+export const lifecyclePayloadSchema = z.object({
+  accountId: z.string().min(1),
+  modelId: z.string().min(1),
+});
+export type LifecyclePayload = z.infer<typeof lifecyclePayloadSchema>;
+
+/** Both lifecycle kinds share one queue, so a model's deploy and undeploy run in the order asked. */
+const LIFECYCLE_QUEUE = "model-lifecycle";
+const lifecycleOptions = {
+  attempts: 5,
+  backoff: { type: "exponential", delay: 500 },
+  removeOnComplete: { count: 1000, age: 24 * 3600 },
+  removeOnFail: { count: 1000, age: 7 * 24 * 3600 },
+} satisfies JobsOptions;
+
 export const jobs = {
   inference: {
+    consumer: "inference",
     // BullMQ forbids ':' in queue names; base model IDs are [a-z0-9-].
     queueName: (baseModelId: string) => `inference-${baseModelId}`,
     payload: inferencePayloadSchema,
     // A retry would send tokens twice: inference runs once.
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },
   },
+  /** Converts the adapter if needed, marks it DEPLOYED and tells the workers of its base model. */
+  deploy: { consumer: "control", queueName: () => LIFECYCLE_QUEUE, payload: lifecyclePayloadSchema, options: lifecycleOptions },
+  /** Marks the model undeployed and tells the workers to free its adapter. */
+  undeploy: { consumer: "control", queueName: () => LIFECYCLE_QUEUE, payload: lifecyclePayloadSchema, options: lifecycleOptions },
 } as const satisfies Record<string, JobDefinition<z.ZodType>>;
 
 export type JobName = keyof typeof jobs;
 export type JobPayload<N extends JobName> = z.infer<(typeof jobs)[N]["payload"]>;
+/** The kinds one consumer handles. */
+export type JobsOf<C extends JobConsumer> = { [N in JobName]: (typeof jobs)[N]["consumer"] extends C ? N : never }[JobName];

@@ -7,7 +7,7 @@ import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base-model-catalog.js";
 import { createRedis } from "../queues/connection.js";
-import { jobs, type InferencePayload, type JobName, type JobPayload } from "../queues/jobs.js";
+import { jobs, type InferencePayload, type JobPayload, type JobsOf } from "../queues/jobs.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import { Cancellations } from "./cancellations.js";
@@ -68,7 +68,7 @@ export class HearthWorker {
     if (found.length === 0) {
       throw new Error(`No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`);
     }
-    checkHandlers(this.handlers);
+    checkHandlers("inference", this.handlers);
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     for (const base of found) {
       const model = await this.engine.loadModel({ id: base.id, path: base.path, threads: this.config.worker.threads });
@@ -97,12 +97,12 @@ export class HearthWorker {
     await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch(() => {});
   }
 
-  private readonly handlers: JobHandlers = {
+  private readonly handlers: JobHandlers<"inference"> = {
     inference: (payload) => this.infer(payload),
   };
 
   /** Validates a job against the registry and hands it to its kind's handler. */
-  private async process<N extends JobName>(name: N, job: Job): Promise<unknown> {
+  private async process<N extends JobsOf<"inference">>(name: N, job: Job): Promise<unknown> {
     const parsed = jobs[name].payload.safeParse(job.data);
     if (!parsed.success) {
       this.log.error("malformed job", { kind: name, jobId: job.id, issues: parsed.error.message });

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import { checkHandlers } from "../../src/workers/handlers.js";
 
 describe("checkHandlers", () => {
-  it("refuses a handler map that misses a job kind of the registry", () => {
-    expect(() => checkHandlers({})).toThrow(/inference/);
-    expect(() => checkHandlers({ inference: async () => {} })).not.toThrow();
+  it("refuses a consumer missing a handler for one of its kinds", () => {
+    expect(() => checkHandlers("inference", {})).toThrow(/inference/);
+    expect(() => checkHandlers("inference", { inference: async () => {} })).not.toThrow();
+    expect(() => checkHandlers("control", { deploy: async () => {} })).toThrow(/undeploy/);
+    expect(() => checkHandlers("control", { deploy: async () => {}, undeploy: async () => {} })).not.toThrow();
   });
 });

@@ -11,6 +11,8 @@ export const errorCodes = {
   conflict: { status: 409, type: "conflict_error" },
   payload_too_large: { status: 413, type: "invalid_request_error" },
   rate_limited: { status: 429, type: "rate_limit_error" },
+  /** A per-account limit (e.g. deployed models) is reached; waiting does not help, freeing something does. */
+  quota_exceeded: { status: 429, type: "insufficient_quota" },
   internal: { status: 500, type: "api_error" },
   unavailable: { status: 503, type: "service_unavailable_error" },
 } as const;

@@ -3,6 +3,10 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import type { Logger } from "../logger.js";
 import type { InferenceClient } from "../queues/inference-client.js";
+import type { AddonUploads } from "./services/addon-uploads.js";
+import type { Deployments } from "./services/deployments.js";
+import type { ModelCatalog } from "./services/model-catalog.js";
+import type { ModelDeletion } from "./services/model-deletion.js";
 import type { ModelResolver } from "./services/model-resolver.js";
 
 /** What the API is built from; main.ts wires the real ones, tests may wire their own. */
@@ -12,7 +16,16 @@ export interface AppDeps {
   redis: Redis;
   inference: InferenceClient;
   models: ModelResolver;
+  management: ManagementServices;
   log: Logger;
+}
+
+/** The services behind the management API (models, files, deployments). */
+export interface ManagementServices {
+  catalog: ModelCatalog;
+  uploads: AddonUploads;
+  deployments: Deployments;
+  deletion: ModelDeletion;
 }
 
 export interface Caller {

@@ -12,6 +12,13 @@ import { InferenceClient } from "../queues/inference-client.js";
 import { ReplyHub } from "../queues/reply-hub.js";
 import { createApp } from "./app.js";
 import { ModelResolver } from "./services/model-resolver.js";
+import { FileBlobStore } from "../storage/file-blob-store.js";
+import { LifecycleQueue } from "../queues/lifecycle-queue.js";
+import { ControlWorker } from "../workers/lifecycle/control-worker.js";
+import { ModelCatalog } from "./services/model-catalog.js";
+import { Deployments } from "./services/deployments.js";
+import { AddonUploads } from "./services/addon-uploads.js";
+import { ModelDeletion } from "./services/model-deletion.js";
 
 export interface RunningApi {
   url: string;
@@ -56,7 +63,26 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     queueTimeoutMs: config.queueTimeoutMs,
     maxQueueDepth: config.maxQueueDepth,
   });
-  const app = createApp({ config, db: database.db, redis, inference, models: new ModelResolver(database.db), log });
+  const storage = new FileBlobStore(config.storageDir);
+  const lifecycleDeps = {
+    db: database.db,
+    storage,
+    redis,
+    redisPrefix: config.redisPrefix,
+    maxLoraRank: config.maxLoraRank,
+    log: log.child("lifecycle"),
+  };
+  const lifecycleQueue = new LifecycleQueue(redis, config.redisPrefix);
+  const control = ControlWorker.start(config, lifecycleDeps);
+  const catalog = new ModelCatalog(database.db, storage);
+  const deployments = new Deployments(database.db, catalog, lifecycleQueue, lifecycleDeps);
+  const management = {
+    catalog,
+    uploads: new AddonUploads(database.db, storage, catalog, config, log),
+    deployments,
+    deletion: new ModelDeletion(database.db, storage, catalog, deployments, log),
+  };
+  const app = createApp({ config, db: database.db, redis, inference, models: new ModelResolver(database.db), management, log });
 
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
@@ -80,6 +106,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       hub.close();
+      await control.close();
+      await lifecycleQueue.close();
       await inference.close();
       redis.disconnect();
       subscriber.disconnect();

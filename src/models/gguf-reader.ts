@@ -14,6 +14,7 @@ import {
   type GgufScalarType,
   type GgufValue,
 } from "./gguf-types.js";
+import { decodeBf16, decodeF16 } from "./half-float.js";
 
 /**
  * Reads the header of a GGUF file (metadata and tensor infos) without reading tensor
@@ -61,9 +62,13 @@ export const defaultGgufReadLimits: GgufReadLimits = {
   maxArrayLength: 16 * 1024 * 1024,
 };
 
-export async function readGgufHeader(file: string, limits: Partial<GgufReadLimits> = {}): Promise<GgufHeader> {
+/** `label` names the file in error messages (default: its base name). */
+export async function readGgufHeader(
+  file: string,
+  limits: Partial<GgufReadLimits> = {},
+  label = path.basename(file),
+): Promise<GgufHeader> {
   const lim = { ...defaultGgufReadLimits, ...limits };
-  const label = path.basename(file);
   const handle = await openModelFile(file, label);
   try {
     const { size } = await handle.stat();
@@ -209,6 +214,26 @@ function readScalar(r: Cursor, key: string, type: GgufScalarType, limits: GgufRe
   }
 }
 
+/** One tensor's values as float32, for the float types (F32, F16, BF16). */
+export async function readGgufTensor(file: string, info: GgufTensorInfo, label = path.basename(file)): Promise<Float32Array> {
+  const decode = tensorDecoders[info.type as keyof typeof tensorDecoders];
+  if (decode === undefined) throw fileProblem(label, `tensor ${info.name} has type ${info.type}, which Hearth cannot read`);
+  const bytes = new Uint8Array(info.byteLength);
+  const handle = await openModelFile(file, label);
+  try {
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, info.offset);
+    if (bytesRead !== bytes.length) throw fileProblem(label, `file is truncated inside tensor ${info.name}`);
+  } finally {
+    await handle.close();
+  }
+  return decode(bytes);
+}
+
+const tensorDecoders = {
+  F32: (bytes: Uint8Array) => new Float32Array(bytes.buffer, 0, bytes.length / 4),
+  F16: (bytes: Uint8Array) => decodeF16(new Uint16Array(bytes.buffer, 0, bytes.length / 2)),
+  BF16: (bytes: Uint8Array) => decodeBf16(new Uint16Array(bytes.buffer, 0, bytes.length / 2)),
+};
 
 /** Signals that the prefix read so far ends before the header does. */
 class NeedMoreBytes extends Error {

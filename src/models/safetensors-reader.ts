@@ -17,6 +17,8 @@ import {
 
 export interface SafetensorsHeader {
   file: string;
+  /** How error messages name the file. */
+  label: string;
   metadata: Record<string, string>;
   tensors: SafetensorsTensorInfo[];
   /** Absolute position of the data section. */
@@ -24,8 +26,8 @@ export interface SafetensorsHeader {
   fileSize: number;
 }
 
-export async function readSafetensorsHeader(file: string): Promise<SafetensorsHeader> {
-  const label = path.basename(file);
+/** `label` names the file in error messages (default: its base name). */
+export async function readSafetensorsHeader(file: string, label = path.basename(file)): Promise<SafetensorsHeader> {
   const handle = await openModelFile(file, label);
   try {
     const { size } = await handle.stat();
@@ -42,7 +44,7 @@ export async function readSafetensorsHeader(file: string): Promise<SafetensorsHe
     const { bytesRead } = await handle.read(json, 0, n, 8);
     if (bytesRead !== n) throw fileProblem(label, "file is truncated");
     const { metadata, tensors } = parseSafetensorsHeader(json, size - 8 - n, label);
-    return { file, metadata, tensors, dataStart: 8 + n, fileSize: size };
+    return { file, label, metadata, tensors, dataStart: 8 + n, fileSize: size };
   } finally {
     await handle.close();
   }
@@ -110,7 +112,7 @@ function parseTensorEntry(name: string, entry: unknown, dataSize: number, label:
 
 /** One tensor's values as float32 (F16 and BF16 are widened exactly). */
 export async function readSafetensorsTensor(header: SafetensorsHeader, name: string): Promise<Float32Array> {
-  const label = path.basename(header.file);
+  const { label } = header;
   const info = header.tensors.find((t) => t.name === name);
   if (info === undefined) throw fileProblem(label, `has no tensor ${name}`);
   const [begin, end] = info.dataOffsets;

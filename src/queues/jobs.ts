@@ -38,6 +38,8 @@ export const modelTargetSchema = z.object({
    * of its GGUF (a content-hash path, so equal adapters share one loaded copy).
    */
   adapter: z.object({ key: z.string().min(1) }).optional(),
+  /** The adapter's own chat template (its conversation config), used instead of the base model's. */
+  chatTemplate: z.string().min(1).optional(),
 });
 export type ModelTarget = z.infer<typeof modelTargetSchema>;
 

@@ -1,3 +1,4 @@
+import { AppError } from "../errors.js";
 import type { InferencePayload, Sampling } from "../queues/jobs.js";
 import type { FinishReason, StreamEvent } from "../queues/stream.js";
 import type { EngineContext, EngineModel, GenerateResult } from "./engine/engine.js";
@@ -11,6 +12,24 @@ export interface InferenceTarget {
 export interface InferenceOutcome {
   finishReasons: FinishReason[];
   usage: { promptTokens: number; completionTokens: number };
+}
+
+/**
+ * The storage key of the LoRA adapter a request runs with, if any. Embeddings are
+ * refused for adapters: llama.cpp's embedding contexts take no LoRA, and the base
+ * model's vectors under the adapter's name would be a silent lie.
+ */
+export function adapterKeyOf(payload: InferencePayload): string | undefined {
+  const key = payload.model.adapter?.key;
+  if (key !== undefined && payload.kind === "embedding") {
+    throw new AppError(
+      "invalid_request",
+      `${payload.model.name} is a LoRA adapter, and Hearth computes embeddings with base models only; ` +
+        `ask its base model (${payload.model.baseModelId}) instead.`,
+      { param: "model" },
+    );
+  }
+  return key;
 }
 
 /**
@@ -33,7 +52,7 @@ export async function runInference(
   const groups =
     payload.kind === "completion"
       ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
-      : [target.model.renderChat(payload.messages)];
+      : [target.model.renderChat(payload.messages, payload.model.chatTemplate)];
 
   // One failing choice stops its siblings.
   const local = new AbortController();

@@ -6,15 +6,18 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base-model-catalog.js";
+import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
 import { createRedis } from "../queues/connection.js";
 import { jobs, type InferencePayload, type JobPayload, type JobsOf } from "../queues/jobs.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
+import { FileBlobStore } from "../storage/file-blob-store.js";
+import { adapterFile } from "./adapter-file.js";
 import { Cancellations } from "./cancellations.js";
-import { ContextPool } from "./context-pool.js";
 import { checkHandlers, type JobHandler, type JobHandlers } from "./handlers.js";
-import type { Engine, EngineContext, EngineModel } from "./engine/engine.js";
-import { runInference, type InferenceOutcome } from "./inference-handler.js";
+import type { Engine } from "./engine/engine.js";
+import { adapterKeyOf, runInference, type InferenceOutcome } from "./inference-handler.js";
+import { ServedModel, type ServedModelStats, type ServingEvent } from "./served-model.js";
 import type { Logger } from "../logger.js";
 
 const HEARTBEAT_MS = 2_000;
@@ -27,23 +30,30 @@ export interface JobFinished {
 }
 
 interface Served {
-  model: EngineModel;
-  context: EngineContext;
+  model: ServedModel;
   consumer: Worker;
   connection: Redis;
 }
 
 /**
  * A worker process's work: load each base model once, consume its inference
- * queue, publish tokens on the reply channel, honour cancels, report liveness.
+ * queue, run each request on the base model or on one of its LoRA adapters,
+ * publish tokens on the reply channel, honour cancels, follow adapter deploys
+ * and undeploys, report liveness.
  */
 export class HearthWorker {
   readonly id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  /** Emits "job-finished" (JobFinished) after every job: for tests and metrics. */
+  /**
+   * For tests and metrics: "job-finished" (JobFinished) after every job, and each
+   * ServingEvent under its type ("adapter-loaded", "adapter-evicted", "model-recycled",
+   * "model-disposed").
+   */
   readonly events = new EventEmitter();
   private readonly served = new Map<string, Served>();
   private readonly cancellations = new Cancellations();
+  private readonly store: FileBlobStore;
   private heartbeat: NodeJS.Timeout | undefined;
+  private closing = false;
 
   private constructor(
     private readonly config: Config,
@@ -51,7 +61,9 @@ export class HearthWorker {
     private readonly publisher: Redis,
     private readonly subscriber: Redis,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.store = new FileBlobStore(config.storageDir);
+  }
 
   static async start(config: Config, engine: Engine, log: Logger): Promise<HearthWorker> {
     const worker = new HearthWorker(config, engine, createRedis(config, "worker"), createRedis(config, "subscriber"), log);
@@ -63,6 +75,11 @@ export class HearthWorker {
     return [...this.served.keys()];
   }
 
+  /** How a base model is being served: its model object generation and adapter contexts. */
+  stats(baseModelId: string): ServedModelStats | undefined {
+    return this.served.get(baseModelId)?.model.stats();
+  }
+
   private async begin() {
     const found = await discoverBaseModels(this.config.modelDir, this.config.worker.serveModels, this.log);
     if (found.length === 0) {
@@ -70,14 +87,22 @@ export class HearthWorker {
     }
     checkHandlers("inference", this.handlers);
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
+    await subscribeAdapterEvents(this.subscriber, this.config.redisPrefix, (event) => this.onAdapterEvent(event));
+    const { contextsPerModel, sequencesPerContext, contextSize, threads, maxAdapters, adapterLoadsPerModel } = this.config.worker;
     for (const base of found) {
-      const model = await this.engine.loadModel({ id: base.id, path: base.path, threads: this.config.worker.threads });
-      const { contextsPerModel, sequencesPerContext, contextSize, threads } = this.config.worker;
-      const contexts: EngineContext[] = [];
-      for (let i = 0; i < contextsPerModel; i++) {
-        contexts.push(await model.createContext({ sequences: sequencesPerContext, contextSize, threads }));
-      }
-      const context = contexts.length === 1 ? contexts[0]! : new ContextPool(contexts);
+      const model = await ServedModel.start({
+        engine: this.engine,
+        base,
+        contexts: contextsPerModel,
+        sequences: sequencesPerContext,
+        contextSize,
+        threads,
+        maxAdapters,
+        adapterLoadsPerModel,
+        adapterPath: (key) => adapterFile(this.store, key),
+        log: this.log,
+        onEvent: (event: ServingEvent) => this.events.emit(event.type, event),
+      });
       const connection = this.publisher.duplicate();
       const consumer = new Worker(jobs.inference.queueName(base.id), (job) => this.process("inference", job), {
         connection,
@@ -85,11 +110,28 @@ export class HearthWorker {
         concurrency: this.config.worker.concurrency,
       });
       consumer.on("error", (err) => this.log.warn("queue consumer error", { model: base.id, error: err.message }));
-      this.served.set(base.id, { model, context, consumer, connection });
-      this.log.info("serving model", { model: base.id, contextSize: context.contextSize });
+      this.served.set(base.id, { model, consumer, connection });
+      this.log.info("serving model", { model: base.id, contextSize: model.contextSize });
     }
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+  }
+
+  /** A deploy preloads the adapter (best effort); an undeploy frees it once its requests end. */
+  private onAdapterEvent(event: AdapterEvent) {
+    const served = this.served.get(event.baseModelId);
+    if (!served || this.closing) return;
+    if (event.type === "deployed") {
+      served.model.preload(event.adapterKey).catch((err: unknown) =>
+        this.log.warn("could not preload a deployed adapter", {
+          model: event.model,
+          adapter: event.adapterKey,
+          error: (err as Error).message,
+        }),
+      );
+    } else if (!event.stillDeployed) {
+      served.model.forget(event.adapterKey);
+    }
   }
 
   private async beat() {
@@ -125,7 +167,13 @@ export class HearthWorker {
       // Inside the try, so even this (a job on the wrong queue) ends with an error event.
       const served = this.served.get(payload.model.baseModelId);
       if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
-      const outcome = await runInference(payload, served, signal, emit);
+      const lease = await served.model.lease(adapterKeyOf(payload));
+      let outcome: InferenceOutcome;
+      try {
+        outcome = await runInference(payload, lease, signal, emit);
+      } finally {
+        lease.release();
+      }
       this.events.emit("job-finished", { requestId: payload.requestId, outcome } satisfies JobFinished);
       return outcome;
     } catch (cause) {
@@ -145,14 +193,14 @@ export class HearthWorker {
   /** Stops taking jobs, lets running ones finish (cancelling them after `graceMs`), then releases everything. */
   async close(graceMs = 10_000): Promise<void> {
     clearInterval(this.heartbeat);
+    this.closing = true;
     const consumers = [...this.served.values()].map((s) => s.consumer);
     const grace = setTimeout(() => this.cancellations.cancelAll(), graceMs);
     await Promise.all(consumers.map((c) => c.close().catch(() => {})));
     clearTimeout(grace);
     await retireWorker(this.publisher, this.config.redisPrefix, this.id).catch(() => {});
     for (const s of this.served.values()) {
-      await s.context.dispose();
-      await s.model.dispose();
+      await s.model.close();
       s.connection.disconnect();
     }
     this.served.clear();

@@ -14,13 +14,21 @@ export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Pro
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new AppError("invalid_request", "The request body must be a JSON object.");
   }
-  const parsed = schema.safeParse(body);
+  return validate(schema, body);
+}
+
+/** Validates the query string; any problem is a 400 naming the parameter. */
+export function parseQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  return validate(schema, c.req.query());
+}
+
+function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const param = paramName(issue.path);
-  const message = issue.code === "invalid_type" && issue.input === undefined
-    ? `${param} is required.`
-    : `Invalid ${param}: ${issue.message}`;
+  const message =
+    issue.code === "invalid_type" && issue.input === undefined ? `${param} is required.` : `Invalid ${param}: ${issue.message}`;
   throw new AppError("invalid_request", message, { param });
 }
 

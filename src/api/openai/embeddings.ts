@@ -9,6 +9,14 @@ export function embeddingsRoutes(deps: AppDeps) {
   return new Hono<AppEnv>().post("/embeddings", async (c) => {
     const req = await parseBody(c, embeddingRequestSchema);
     const { target, embeddingLength } = await deps.models.forInference(c.get("caller").accountId, req.model);
+    if (target.adapter) {
+      throw new AppError(
+        "invalid_request",
+        `${req.model} is a LoRA adapter; Hearth computes embeddings with base models only (llama.cpp applies no LoRA to them). ` +
+          "Ask its base model instead.",
+        { param: "model" },
+      );
+    }
     if (req.dimensions != null && embeddingLength != null && req.dimensions > embeddingLength) {
       throw new AppError(
         "invalid_request",

@@ -12,6 +12,7 @@ export function modelsRoutes(deps: AppDeps) {
         created: Math.floor(m.createdAt.getTime() / 1000),
         owned_by: m.accountId,
         kind: m.kind,
+        parent: m.parent,
         context_length: m.contextLength,
       })),
     });

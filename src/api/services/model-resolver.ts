@@ -1,11 +1,10 @@
 import type { Db } from "../../db/client.js";
-import { getVisibleModel, listVisibleModels } from "../../db/queries/models.js";
+import { getModel, getVisibleModelWithDeployment, listServableModels } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
 import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
+import { modelName, parseModelName } from "../../model-name.js";
 import type { ModelTarget } from "../../queues/jobs.js";
-
-const NAME = /^accounts\/([a-z0-9][a-z0-9-]{0,62})\/models\/([a-z0-9][a-z0-9-]{0,62})$/;
 
 export interface ResolvedModel {
   target: ModelTarget;
@@ -17,47 +16,72 @@ export interface ModelListing {
   name: string;
   accountId: string;
   kind: Model["kind"];
+  /** The base model of an adapter. */
+  parent: string | null;
   contextLength: number | null;
   createdAt: Date;
 }
 
-export const modelName = (accountId: string, modelId: string) => `accounts/${accountId}/models/${modelId}`;
-
 /**
  * The one place a model name becomes something to run: which base model's queue,
- * and (later) which adapter. A model the caller may not see is reported exactly
- * like one that does not exist.
+ * and which adapter. A model the caller may not see is reported exactly like one
+ * that does not exist; an adapter runs only while DEPLOYED.
  */
 export class ModelResolver {
   constructor(private readonly db: Db) {}
 
   async forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {
-    const match = NAME.exec(name);
-    const model = match ? await orUnavailable(getVisibleModel(this.db, callerAccountId, match[1]!, match[2]!)) : null;
-    if (!model) {
+    const ref = parseModelName(name);
+    const found = ref
+      ? await orUnavailable(getVisibleModelWithDeployment(this.db, callerAccountId, ref.accountId, ref.modelId))
+      : null;
+    if (!found) {
       throw new AppError(
         "not_found",
         `The model \`${name}\` does not exist or you do not have access to it.` +
-          (match ? "" : " Model names look like accounts/<account_id>/models/<model_id>; GET /v1/models lists yours."),
+          (ref ? "" : " Model names look like accounts/<account_id>/models/<model_id>; GET /v1/models lists yours."),
         { param: "model" },
       );
     }
-    if (model.kind !== "base" || model.state !== "READY") {
-      throw new AppError("not_found", `The model \`${name}\` is not deployed.`, { param: "model" });
+    const { model, deployment } = found;
+    const notDeployed = () =>
+      new AppError(
+        "not_found",
+        `The model \`${name}\` is not deployed.` +
+          (model.kind === "lora" ? ` Deploy it with POST /v1/accounts/${model.accountId}/models/${model.modelId}/deploy.` : ""),
+        { param: "model" },
+      );
+    if (model.kind === "base") {
+      if (model.state !== "READY") throw notDeployed();
+      return {
+        target: { name, baseModelId: model.modelId },
+        contextLength: model.contextLength,
+        embeddingLength: model.embeddingLength,
+      };
     }
+    const base = model.baseModel ? parseModelName(model.baseModel) : undefined;
+    if (deployment?.state !== "DEPLOYED" || !deployment.artifactPath || !base) throw notDeployed();
+    const baseModel = await orUnavailable(getModel(this.db, base.accountId, base.modelId));
+    if (!baseModel) throw notDeployed();
     return {
-      target: { name, baseModelId: model.modelId },
-      contextLength: model.contextLength,
-      embeddingLength: model.embeddingLength,
+      target: {
+        name,
+        baseModelId: base.modelId,
+        adapter: { key: deployment.artifactPath },
+        ...(typeof model.conversationConfig?.template === "string" ? { chatTemplate: model.conversationConfig.template } : {}),
+      },
+      contextLength: baseModel.contextLength,
+      embeddingLength: baseModel.embeddingLength,
     };
   }
 
   async list(callerAccountId: string): Promise<ModelListing[]> {
-    const models = await orUnavailable(listVisibleModels(this.db, callerAccountId, { state: "READY" }));
+    const models = await orUnavailable(listServableModels(this.db, callerAccountId));
     return models.map((m) => ({
       name: modelName(m.accountId, m.modelId),
       accountId: m.accountId,
       kind: m.kind,
+      parent: m.baseModel,
       contextLength: m.contextLength,
       createdAt: m.createdAt,
     }));

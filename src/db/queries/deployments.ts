@@ -1,11 +1,23 @@
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
+import { accounts } from "../schema/accounts.js";
 import { deployments, type Deployment, type DeploymentState } from "../schema/deployments.js";
 
 export interface DeploymentFields {
   reason?: string | null;
   artifactPath?: string | null;
+  deployedAt?: Date | null;
 }
+
+/** States that hold a slot of the account's deployed-model limit. */
+export const ACTIVE_DEPLOYMENT_STATES = ["DEPLOYING", "DEPLOYED", "UNDEPLOYING"] as const satisfies readonly DeploymentState[];
+
+export type StartDeploymentResult =
+  | { outcome: "started"; deployment: Deployment }
+  | { outcome: "already"; deployment: Deployment }
+  | { outcome: "busy"; deployment: Deployment }
+  | { outcome: "limit"; limit: number }
+  | { outcome: "no-account" };
 
 export interface ListDeploymentsFilter {
   accountId?: string;
@@ -36,6 +48,7 @@ export async function setDeploymentState(
     state,
     reason: fields.reason ?? null,
     ...(fields.artifactPath === undefined ? {} : { artifactPath: fields.artifactPath }),
+    ...(fields.deployedAt === undefined ? {} : { deployedAt: fields.deployedAt }),
   };
   const rows = await db
     .insert(deployments)
@@ -67,6 +80,7 @@ export async function transitionDeployment(
       state: to,
       reason: fields.reason ?? null,
       ...(fields.artifactPath === undefined ? {} : { artifactPath: fields.artifactPath }),
+      ...(fields.deployedAt === undefined ? {} : { deployedAt: fields.deployedAt }),
       updatedAt: sql`now()`,
     })
     .where(
@@ -118,5 +132,53 @@ export async function deleteDeployment(db: Db, accountId: string, modelId: strin
     .delete(deployments)
     .where(and(eq(deployments.accountId, accountId), eq(deployments.modelId, modelId)))
     .returning({ modelId: deployments.modelId });
+  return rows.length > 0;
+}
+
+/**
+ * Puts a model into DEPLOYING unless it already is (or is DEPLOYED), within the
+ * account's limit of active deployments (enterprise accounts have none). The account
+ * row is locked for the check, so concurrent deploys cannot overshoot the limit.
+ */
+export async function startDeployment(db: Db, accountId: string, modelId: string): Promise<StartDeploymentResult> {
+  return db.transaction(async (tx) => {
+    const owner = await tx
+      .select({ enterprise: accounts.enterprise, limit: accounts.maxDeployedModels })
+      .from(accounts)
+      .where(eq(accounts.id, accountId))
+      .for("update");
+    if (owner.length === 0) return { outcome: "no-account" } as const;
+    const current = await getDeployment(tx, accountId, modelId);
+    if (current && (current.state === "DEPLOYING" || current.state === "DEPLOYED")) {
+      return { outcome: "already", deployment: current } as const;
+    }
+    if (current?.state === "UNDEPLOYING") return { outcome: "busy", deployment: current } as const;
+    const { enterprise, limit } = owner[0]!;
+    if (!enterprise && (await countDeployments(tx, accountId, ACTIVE_DEPLOYMENT_STATES)) >= limit) {
+      return { outcome: "limit", limit } as const;
+    }
+    const deployment = await setDeploymentState(tx, accountId, modelId, "DEPLOYING", { deployedAt: null });
+    return { outcome: "started", deployment } as const;
+  });
+}
+
+/** Whether another model's deployment in `states` uses the artifact. */
+export async function artifactDeployed(
+  db: Db,
+  artifactPath: string,
+  except: { accountId: string; modelId: string },
+  states: readonly DeploymentState[] = ["DEPLOYED", "DEPLOYING"],
+): Promise<boolean> {
+  const rows = await db
+    .select({ modelId: deployments.modelId })
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.artifactPath, artifactPath),
+        inArray(deployments.state, [...states]),
+        or(ne(deployments.accountId, except.accountId), ne(deployments.modelId, except.modelId)),
+      ),
+    )
+    .limit(1);
   return rows.length > 0;
 }

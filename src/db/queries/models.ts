@@ -1,6 +1,7 @@
-import { and, asc, eq, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, ne, or, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { BUILTIN_ACCOUNT_ID } from "../schema/accounts.js";
+import { deployments, type Deployment } from "../schema/deployments.js";
 import { models, type Model, type ModelKind, type ModelState, type NewModel } from "../schema/models.js";
 
 export interface UpsertBaseModelInput {
@@ -27,12 +28,26 @@ export type ModelPatch = Partial<
     | "embeddingLength"
     | "conversationConfig"
     | "public"
+    | "baseModel"
+    | "adapterFormat"
+    | "adapterRank"
+    | "artifactKey"
   >
 >;
 
 export interface ListModelsFilter {
   kind?: ModelKind;
   state?: ModelState;
+  baseModel?: string;
+  /** Only public models (what other accounts may list of the built-in account). */
+  publicOnly?: boolean;
+}
+
+export interface ModelPageRequest {
+  filter?: ListModelsFilter;
+  /** Only models whose ID sorts after this one. */
+  afterModelId?: string;
+  limit: number;
 }
 
 /**
@@ -128,14 +143,48 @@ export async function listModels(db: Db, accountId: string, filter: ListModelsFi
   return db
     .select()
     .from(models)
+    .where(and(eq(models.accountId, accountId), ...filterConditions(filter)))
+    .orderBy(asc(models.modelId));
+}
+
+/** One page of an account's models in ID order (keyset pagination). */
+export async function listModelsPage(db: Db, accountId: string, page: ModelPageRequest): Promise<Model[]> {
+  return db
+    .select()
+    .from(models)
     .where(
       and(
         eq(models.accountId, accountId),
-        filter.kind === undefined ? undefined : eq(models.kind, filter.kind),
-        filter.state === undefined ? undefined : eq(models.state, filter.state),
+        page.afterModelId === undefined ? undefined : gt(models.modelId, page.afterModelId),
+        ...filterConditions(page.filter ?? {}),
       ),
     )
-    .orderBy(asc(models.modelId));
+    .orderBy(asc(models.modelId))
+    .limit(page.limit);
+}
+
+function filterConditions(filter: ListModelsFilter) {
+  return [
+    filter.kind === undefined ? undefined : eq(models.kind, filter.kind),
+    filter.state === undefined ? undefined : eq(models.state, filter.state),
+    filter.baseModel === undefined ? undefined : eq(models.baseModel, filter.baseModel),
+    filter.publicOnly ? eq(models.public, true) : undefined,
+  ];
+}
+
+/** Whether a model other than the given one uses an artifact (converted adapters are shared by content). */
+export async function artifactInUse(db: Db, artifactKey: string, except: { accountId: string; modelId: string }): Promise<boolean> {
+  const rows = await db
+    .select({ modelId: models.modelId })
+    .from(models)
+    .where(
+      and(
+        eq(models.artifactKey, artifactKey),
+        or(ne(models.accountId, except.accountId), ne(models.modelId, except.modelId)),
+      ),
+    )
+    .limit(1);
+  return rows.length > 0;
 }
 
 /** Changes a model's fields and bumps updated_at; null when no such model. */
@@ -144,6 +193,23 @@ export async function updateModel(db: Db, accountId: string, modelId: string, pa
     .update(models)
     .set({ ...patch, updatedAt: sql`now()` })
     .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
+    .returning();
+  return rows[0] ?? null;
+}
+
+/** Moves a model to `to` only from one of `from` (compare and set); null when absent or in another state. */
+export async function transitionModelState(
+  db: Db,
+  accountId: string,
+  modelId: string,
+  from: readonly ModelState[],
+  to: ModelState,
+  patch: ModelPatch = {},
+): Promise<Model | null> {
+  const rows = await db
+    .update(models)
+    .set({ stateReason: null, ...patch, state: to, updatedAt: sql`now()` })
+    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId), inArray(models.state, [...from])))
     .returning();
   return rows[0] ?? null;
 }
@@ -165,4 +231,50 @@ export async function deleteModel(db: Db, accountId: string, modelId: string): P
     .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
     .returning({ modelId: models.modelId });
   return rows.length > 0;
+}
+
+export interface ModelWithDeployment {
+  model: Model;
+  deployment: Deployment | null;
+}
+
+/** getVisibleModel, with the model's deployment, in one query (the inference path). */
+export async function getVisibleModelWithDeployment(
+  db: Db,
+  callerAccountId: string,
+  ownerAccountId: string,
+  modelId: string,
+): Promise<ModelWithDeployment | null> {
+  const rows = await db
+    .select({ model: models, deployment: deployments })
+    .from(models)
+    .leftJoin(deployments, and(eq(deployments.accountId, models.accountId), eq(deployments.modelId, models.modelId)))
+    .where(
+      and(
+        eq(models.accountId, ownerAccountId),
+        eq(models.modelId, modelId),
+        or(eq(models.accountId, callerAccountId), eq(models.public, true)),
+      ),
+    )
+    .limit(1);
+  return rows[0] ?? null;
+}
+
+/**
+ * What a caller can query now: the public READY base models and its own DEPLOYED
+ * adapters, by owner then ID.
+ */
+export async function listServableModels(db: Db, callerAccountId: string): Promise<Model[]> {
+  const rows = await db
+    .select({ model: models })
+    .from(models)
+    .leftJoin(deployments, and(eq(deployments.accountId, models.accountId), eq(deployments.modelId, models.modelId)))
+    .where(
+      or(
+        and(eq(models.kind, "base"), eq(models.state, "READY"), or(eq(models.public, true), eq(models.accountId, callerAccountId))),
+        and(eq(models.kind, "lora"), eq(models.accountId, callerAccountId), eq(deployments.state, "DEPLOYED")),
+      ),
+    )
+    .orderBy(asc(models.accountId), asc(models.modelId));
+  return rows.map((r) => r.model);
 }

@@ -14,6 +14,8 @@ export const deployments = pgTable(
     state: text("state").$type<DeploymentState>().notNull(),
     reason: text("reason"),
     artifactPath: text("artifact_path"),
+    /** When the model last became DEPLOYED. */
+    deployedAt: timestamp("deployed_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

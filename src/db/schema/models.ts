@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.js";
 
 export const MODEL_KINDS = ["base", "lora"] as const;
@@ -8,10 +8,16 @@ export type ModelKind = (typeof MODEL_KINDS)[number];
 export const MODEL_STATES = ["UPLOADING", "VALIDATING", "READY", "FAILED"] as const;
 export type ModelState = (typeof MODEL_STATES)[number];
 
+/** How an adapter was uploaded: a PEFT folder (converted at deploy) or a ready GGUF LoRA. */
+export const ADAPTER_FORMATS = ["peft", "gguf"] as const;
+export type AdapterFormat = (typeof ADAPTER_FORMATS)[number];
+
 /**
  * Models, named `accounts/<account_id>/models/<model_id>`. A base model is a GGUF
- * file; a LoRA names its base model in `base_model`. `public` base models of the
- * built-in account are visible to every account.
+ * file; a LoRA names its base model in `base_model` (known at creation or, at the
+ * latest, once validated). `public` base models of the built-in account are visible
+ * to every account. `artifact_key` is the storage key of a LoRA's llama.cpp GGUF,
+ * a content-hash path written by its first deploy.
  */
 export const models = pgTable(
   "models",
@@ -30,6 +36,9 @@ export const models = pgTable(
     contextLength: integer("context_length"),
     embeddingLength: integer("embedding_length"),
     conversationConfig: jsonb("conversation_config").$type<Record<string, unknown>>(),
+    adapterFormat: text("adapter_format").$type<AdapterFormat>(),
+    adapterRank: integer("adapter_rank"),
+    artifactKey: text("artifact_key"),
     public: boolean("public").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
@@ -41,8 +50,14 @@ export const models = pgTable(
     check("models_model_id_not_empty", sql`length(${t.modelId}) between 1 and 255`),
     check(
       "models_base_model_matches_kind",
-      sql`(${t.kind} = 'lora' and ${t.baseModel} is not null) or (${t.kind} = 'base' and ${t.baseModel} is null)`,
+      sql`${t.kind} = 'lora' or (${t.kind} = 'base' and ${t.baseModel} is null)`,
     ),
+    check(
+      "models_ready_lora_has_base_model",
+      sql`not (${t.kind} = 'lora' and ${t.state} = 'READY' and ${t.baseModel} is null)`,
+    ),
+    check("models_adapter_format", sql`${t.adapterFormat} is null or ${t.adapterFormat} in ('peft', 'gguf')`),
+    index("models_artifact_key_idx").on(t.artifactKey),
   ],
 );
 

@@ -28,8 +28,11 @@ export interface EngineModel {
   readonly id: string;
   readonly info: ModelInfo;
   tokenize(text: string): number[];
-  /** Turns chat messages into a prompt with the model's template, or Hearth's default. */
-  renderChat(messages: readonly ChatMessage[]): RenderedPrompt;
+  /**
+   * Turns chat messages into a prompt with `template` (a Jinja chat template) when given,
+   * else the model's own template, else Hearth's default.
+   */
+  renderChat(messages: readonly ChatMessage[], template?: string): RenderedPrompt;
   /**
    * A context: `sequences` requests evaluated together in one batch, each with up to
    * `contextSize` tokens. A context's LoRA adapter is fixed when it is created.

@@ -1,5 +1,6 @@
 import {
   getLlama,
+  JinjaTemplateChatWrapper,
   LlamaLogLevel,
   resolveChatWrapper,
   type ChatHistoryItem,
@@ -42,6 +43,7 @@ class LlamaEngineModel implements EngineModel {
   readonly info: ModelInfo;
   private readonly chatWrapper: ChatWrapper | undefined;
   private embedding: Promise<LlamaEmbeddingContext> | undefined;
+  private readonly templates = new Map<string, ChatWrapper>();
 
   constructor(
     readonly id: string,
@@ -62,8 +64,9 @@ class LlamaEngineModel implements EngineModel {
     return this.model.tokenize(text, false);
   }
 
-  renderChat(messages: readonly ChatMessage[]): RenderedPrompt {
-    if (!this.chatWrapper) {
+  renderChat(messages: readonly ChatMessage[], template?: string): RenderedPrompt {
+    const wrapper = template === undefined ? this.chatWrapper : this.templateWrapper(template);
+    if (!wrapper) {
       return { tokens: this.tokenize(renderDefaultChat(messages)), stop: [...defaultChatStops] };
     }
     const history: ChatHistoryItem[] = messages.map((m) =>
@@ -74,12 +77,39 @@ class LlamaEngineModel implements EngineModel {
           : { type: "model", response: [m.content] },
     );
     history.push({ type: "model", response: [] });
-    const state = this.chatWrapper.generateContextState({ chatHistory: history });
+    let state: ReturnType<ChatWrapper["generateContextState"]>;
+    try {
+      state = wrapper.generateContextState({ chatHistory: history });
+    } catch (cause) {
+      if (template === undefined) throw cause;
+      throw new AppError("invalid_request", `The model's conversation template failed on these messages: ${(cause as Error).message}`, {
+        param: "messages",
+        cause,
+      });
+    }
     const stop = state.stopGenerationTriggers
       .filter((trigger) => trigger.values.every((v) => typeof v === "string"))
       .map((trigger) => trigger.values.join(""))
       .filter((s) => s.length > 0);
     return { tokens: state.contextText.tokenize(this.model.tokenizer), stop };
+  }
+
+  /** Adapters' own templates, parsed once each (a few distinct ones per worker at most). */
+  private templateWrapper(template: string): ChatWrapper {
+    let wrapper = this.templates.get(template);
+    if (!wrapper) {
+      try {
+        wrapper = new JinjaTemplateChatWrapper({ template });
+      } catch (cause) {
+        throw new AppError("invalid_request", `The model's conversation template is not a usable Jinja chat template: ${(cause as Error).message}`, {
+          param: "model",
+          cause,
+        });
+      }
+      if (this.templates.size >= 64) this.templates.delete(this.templates.keys().next().value!);
+      this.templates.set(template, wrapper);
+    }
+    return wrapper;
   }
 
   async createContext(options: ContextOptions): Promise<EngineContext> {

@@ -1,0 +1,23 @@
+import { Hono } from "hono";
+import type { AppDeps, AppEnv } from "../app-env.js";
+import { accountResource } from "./resources.js";
+
+/** Who the key is, and the accounts it may use (its own). */
+export function accountRoutes({ management }: AppDeps) {
+  const { catalog } = management;
+  return new Hono<AppEnv>()
+    .get("/accounts", async (c) => {
+      const account = await catalog.account(c.get("caller"));
+      return c.json({ accounts: [accountResource(account)], nextPageToken: "" });
+    })
+    .get("/accounts/:accountId", async (c) => {
+      const caller = c.get("caller");
+      catalog.ownAccount(caller, c.req.param("accountId"));
+      return c.json(accountResource(await catalog.account(caller)));
+    })
+    .get("/whoami", async (c) => {
+      const caller = c.get("caller");
+      const account = await catalog.account(caller);
+      return c.json({ accountId: caller.accountId, keyId: caller.keyId, role: caller.role, account: accountResource(account) });
+    });
+}

@@ -1,0 +1,142 @@
+import type { Config } from "../../config.js";
+import type { Db } from "../../db/client.js";
+import { transitionModelState } from "../../db/queries/models.js";
+import type { Model } from "../../db/schema/models.js";
+import { orUnavailable } from "../../db/unavailable.js";
+import { AppError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import { checkAddonFileName, readAddonManifest, validateAddon } from "../../models/addon/index.js";
+import type { BlobInfo, BlobStore } from "../../storage/blob-store.js";
+import { storageKeys } from "../../storage/keys.js";
+import type { Caller } from "../app-env.js";
+import { conversationConfigSchema } from "../management/protocol.js";
+import type { ModelCatalog, ModelView } from "./model-catalog.js";
+import { modelName } from "../../model-name.js";
+import { addonFiles } from "../../storage/addon-files.js";
+
+export interface UploadOptions {
+  /** The Content-Length the client announced, to refuse an oversized file before reading it. */
+  contentLength?: number;
+  /** x-content-sha256: the SHA-256 (hex) the stored file must have. */
+  sha256?: string;
+}
+
+const SHA256 = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Uploading an adapter's files and validating them. A file is stored whole or not at
+ * all; validation checks everything against the base model before any worker sees it
+ * and leaves the model READY, or FAILED with the reason.
+ */
+export class AddonUploads {
+  constructor(
+    private readonly db: Db,
+    private readonly storage: BlobStore,
+    private readonly catalog: ModelCatalog,
+    private readonly config: Pick<Config, "maxUploadBytes" | "maxLoraRank">,
+    private readonly log: Logger,
+  ) {}
+
+  async putFile(
+    caller: Caller,
+    accountId: string,
+    modelId: string,
+    fileName: string,
+    body: AsyncIterable<Uint8Array> | null,
+    options: UploadOptions = {},
+  ): Promise<BlobInfo & { fileName: string }> {
+    const model = await this.catalog.ownedLora(caller, accountId, modelId, "uploaded to");
+    checkAddonFileName(fileName);
+    if (model.state !== "UPLOADING" && model.state !== "FAILED") {
+      throw new AppError(
+        "conflict",
+        `${modelName(accountId, modelId)} is ${model.state}; its files can no longer change. Create a new model for new files.`,
+      );
+    }
+    if (options.sha256 !== undefined && !SHA256.test(options.sha256)) {
+      throw new AppError("invalid_request", "x-content-sha256 must be 64 hexadecimal digits.", { param: "x-content-sha256" });
+    }
+    const max = this.config.maxUploadBytes;
+    if (options.contentLength !== undefined && options.contentLength > max) {
+      throw new AppError("payload_too_large", `${fileName} is ${options.contentLength} bytes; files may have at most ${max}.`);
+    }
+    if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
+    const info = await this.storage.put(storageKeys.modelFile(accountId, modelId, fileName), body, {
+      maxBytes: max,
+      expectedSha256: options.sha256,
+    });
+    // New files make an earlier verdict stale.
+    if (model.state === "FAILED") await orUnavailable(transitionModelState(this.db, accountId, modelId, ["FAILED"], "UPLOADING"));
+    return { ...info, fileName };
+  }
+
+  async validate(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
+    const model = await this.catalog.ownedLora(caller, accountId, modelId, "validated");
+    if (model.state === "READY") return this.catalog.view(model);
+    const claimed = await orUnavailable(
+      transitionModelState(this.db, accountId, modelId, ["UPLOADING", "FAILED"], "VALIDATING"),
+    );
+    if (!claimed) {
+      throw new AppError("conflict", `${modelName(accountId, modelId)} is already being validated; try again shortly.`);
+    }
+    try {
+      const ready = await this.check(caller, claimed);
+      return this.catalog.view(ready);
+    } catch (cause) {
+      const error =
+        cause instanceof AppError ? cause : new AppError("internal", "Validation failed unexpectedly.", { cause });
+      if (error.code === "internal") this.log.error("validation failed", { model: modelName(accountId, modelId), error: String(cause) });
+      await transitionModelState(this.db, accountId, modelId, ["VALIDATING"], "FAILED", { stateReason: error.message }).catch(
+        (err: unknown) => this.log.error("could not mark model FAILED", { error: String(err) }),
+      );
+      throw error;
+    }
+  }
+
+  private async check(caller: Caller, model: Model): Promise<Model> {
+    const files = await addonFiles(this.storage, model.accountId, model.modelId);
+    if (files.size === 0) {
+      throw new AppError("invalid_request", "No files were uploaded: PUT the adapter's files first (see docs/addons.md).");
+    }
+    const manifest = await readAddonManifest(files);
+    if (model.baseModel && manifest.baseModel && manifest.baseModel !== model.baseModel && manifest.baseModel.startsWith("accounts/")) {
+      throw new AppError(
+        "invalid_request",
+        `hearth.json: base_model ${JSON.stringify(manifest.baseModel)} differs from the model's baseModel ${JSON.stringify(model.baseModel)}.`,
+      );
+    }
+    const baseName = model.baseModel ?? manifest.baseModel;
+    if (!baseName) {
+      throw new AppError(
+        "invalid_request",
+        "No base model: give model.baseModel when creating the model, or base_model in hearth.json.",
+      );
+    }
+    const base = await this.catalog.baseModel(caller, baseName, "baseModel");
+    const plan = await validateAddon(files, manifest, base.filePath!, { maxRank: this.config.maxLoraRank });
+    const conversation =
+      model.conversationConfig ?? (manifest.conversationConfig ? this.conversationConfig(manifest.conversationConfig) : null);
+    const ready = await orUnavailable(
+      transitionModelState(this.db, model.accountId, model.modelId, ["VALIDATING"], "READY", {
+        baseModel: baseName,
+        adapterFormat: plan.format,
+        adapterRank: plan.rank,
+        contextLength: base.contextLength,
+        conversationConfig: conversation,
+      }),
+    );
+    if (!ready) throw new AppError("conflict", `${modelName(model.accountId, model.modelId)} changed while it was validated.`);
+    return ready;
+  }
+
+  private conversationConfig(value: Record<string, unknown>) {
+    const parsed = conversationConfigSchema.safeParse(value);
+    if (!parsed.success) {
+      throw new AppError(
+        "invalid_request",
+        `hearth.json: conversation_config must be {"template": "<Jinja chat template>"}: ${parsed.error.issues[0]!.message}.`,
+      );
+    }
+    return parsed.data;
+  }
+}

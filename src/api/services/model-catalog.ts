@@ -1,0 +1,167 @@
+import type { Db } from "../../db/client.js";
+import { getAccount } from "../../db/queries/accounts.js";
+import { getDeployment } from "../../db/queries/deployments.js";
+import { createModel, getModel, getVisibleModel, listModelsPage, updateModel, type ModelPatch } from "../../db/queries/models.js";
+import { BUILTIN_ACCOUNT_ID } from "../../db/schema/accounts.js";
+import type { Deployment } from "../../db/schema/deployments.js";
+import type { Model } from "../../db/schema/models.js";
+import { orUnavailable } from "../../db/unavailable.js";
+import { AppError } from "../../errors.js";
+import type { BlobStore } from "../../storage/blob-store.js";
+import { storageKeys } from "../../storage/keys.js";
+import type { Caller } from "../app-env.js";
+import type { ConversationConfig } from "../management/protocol.js";
+import type { ModelFile } from "../management/resources.js";
+import { modelName, parseModelName } from "../../model-name.js";
+
+export interface ModelView {
+  model: Model;
+  deployment: Deployment | null;
+}
+
+export interface CreateModelInput {
+  modelId: string;
+  displayName?: string;
+  description?: string;
+  baseModel?: string;
+  conversationConfig?: ConversationConfig;
+}
+
+export interface ModelListPage {
+  models: ModelView[];
+  nextPageToken: string | undefined;
+}
+
+/**
+ * Accounts' models as the management API sees them. Reads may see public models of
+ * the built-in account; writes only the caller's own. Anything else is reported as
+ * not found, exactly like a model that does not exist.
+ */
+export class ModelCatalog {
+  constructor(
+    private readonly db: Db,
+    private readonly storage: BlobStore,
+  ) {}
+
+  async create(caller: Caller, accountId: string, input: CreateModelInput): Promise<ModelView> {
+    this.ownAccount(caller, accountId);
+    if (input.baseModel !== undefined) await this.baseModel(caller, input.baseModel, "model.baseModel");
+    const model = await orUnavailable(
+      createModel(this.db, {
+        accountId,
+        modelId: input.modelId,
+        kind: "lora",
+        state: "UPLOADING",
+        displayName: input.displayName ?? input.modelId,
+        description: input.description ?? "",
+        baseModel: input.baseModel ?? null,
+        conversationConfig: input.conversationConfig ?? null,
+      }),
+    );
+    if (!model) {
+      throw new AppError("conflict", `The model ${modelName(accountId, input.modelId)} already exists.`, {
+        param: "modelId",
+      });
+    }
+    return { model, deployment: null };
+  }
+
+  /** A model the caller may read (its own, or a public one). */
+  async get(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
+    const model = await orUnavailable(getVisibleModel(this.db, caller.accountId, accountId, modelId));
+    if (!model) throw modelNotFound(accountId, modelId);
+    return { model, deployment: await orUnavailable(getDeployment(this.db, accountId, modelId)) };
+  }
+
+  /** A model the caller may change: only its own account's. */
+  async owned(caller: Caller, accountId: string, modelId: string): Promise<Model> {
+    const model = caller.accountId === accountId ? await orUnavailable(getModel(this.db, accountId, modelId)) : null;
+    if (!model) throw modelNotFound(accountId, modelId);
+    return model;
+  }
+
+  async ownedLora(caller: Caller, accountId: string, modelId: string, action: string): Promise<Model> {
+    const model = await this.owned(caller, accountId, modelId);
+    if (model.kind !== "lora") {
+      throw new AppError(
+        "invalid_request",
+        `${modelName(accountId, modelId)} is a base model; only uploaded adapters can be ${action}.`,
+      );
+    }
+    return model;
+  }
+
+  async view(model: Model): Promise<ModelView> {
+    return { model, deployment: await orUnavailable(getDeployment(this.db, model.accountId, model.modelId)) };
+  }
+
+  async list(
+    caller: Caller,
+    accountId: string,
+    page: Parameters<typeof listModelsPage>[2],
+  ): Promise<ModelListPage> {
+    const publicOnly = accountId !== caller.accountId;
+    if (publicOnly && accountId !== BUILTIN_ACCOUNT_ID) throw accountNotFound(accountId);
+    const rows = await orUnavailable(
+      listModelsPage(this.db, accountId, { ...page, limit: page.limit + 1, filter: { ...page.filter, publicOnly } }),
+    );
+    const more = rows.length > page.limit;
+    const models = rows.slice(0, page.limit);
+    const views = await Promise.all(models.map((m) => this.view(m)));
+    return { models: views, nextPageToken: more ? models.at(-1)!.modelId : undefined };
+  }
+
+  async update(caller: Caller, accountId: string, modelId: string, patch: ModelPatch): Promise<ModelView> {
+    await this.owned(caller, accountId, modelId);
+    const model = await orUnavailable(updateModel(this.db, accountId, modelId, patch));
+    if (!model) throw modelNotFound(accountId, modelId);
+    return this.view(model);
+  }
+
+  async files(model: Model): Promise<ModelFile[]> {
+    const prefix = storageKeys.modelFiles(model.accountId, model.modelId);
+    const keys = await this.storage.list(prefix);
+    const files: ModelFile[] = [];
+    for (const key of keys) {
+      const info = await this.storage.stat(key);
+      if (info) files.push({ name: key.slice(prefix.length), size: info.size });
+    }
+    return files;
+  }
+
+  /**
+   * The base model a name refers to, as the caller may see it; a 400 naming `param`
+   * when there is none (the name is an argument here, not the resource addressed).
+   */
+  async baseModel(caller: Caller, name: string, param: string): Promise<Model> {
+    const match = parseModelName(name);
+    const model = match ? await orUnavailable(getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId)) : null;
+    if (!model || model.kind !== "base" || model.state !== "READY" || !model.filePath) {
+      throw new AppError(
+        "invalid_request",
+        `Base model ${JSON.stringify(name)} does not exist or is not available to you; ` +
+          "base models are named accounts/hearth/models/<model_id> (GET /v1/models lists them).",
+        { param },
+      );
+    }
+    return model;
+  }
+
+  ownAccount(caller: Caller, accountId: string): void {
+    if (caller.accountId !== accountId) throw accountNotFound(accountId);
+  }
+
+  async account(caller: Caller) {
+    const account = await orUnavailable(getAccount(this.db, caller.accountId));
+    if (!account) throw new AppError("unauthorized", "The API key's account no longer exists.");
+    return account;
+  }
+}
+
+export function modelNotFound(accountId: string, modelId: string): AppError {
+  return new AppError("not_found", `The model ${modelName(accountId, modelId)} does not exist or you do not have access to it.`);
+}
+
+export function accountNotFound(accountId: string): AppError {
+  return new AppError("not_found", `The account ${JSON.stringify(accountId)} does not exist or you do not have access to it.`);
+}

@@ -1,0 +1,57 @@
+import { getDeployment, transitionDeployment } from "../../db/queries/deployments.js";
+import { getModel } from "../../db/queries/models.js";
+import { AppError } from "../../errors.js";
+import { publishAdapterEvent } from "../../queues/adapter-events.js";
+import type { LifecyclePayload } from "../../queues/jobs.js";
+import { modelName, parseModelName } from "../../model-name.js";
+import { ensureAdapterArtifact } from "./adapter-artifact.js";
+import type { LifecycleDeps } from "./lifecycle-deps.js";
+
+export type LifecycleOutcome = "done" | "skipped" | "failed";
+
+/**
+ * The deploy job: converts the adapter if needed, marks the model DEPLOYED and tells
+ * the workers of its base model. Idempotent: it acts only on a DEPLOYING deployment,
+ * so a retry, a duplicate or a job overtaken by an undeploy does nothing. A problem
+ * with the adapter itself fails the deployment (with the reason) instead of retrying.
+ */
+export async function deployModel(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload): Promise<LifecycleOutcome> {
+  const deployment = await getDeployment(deps.db, accountId, modelId);
+  if (deployment?.state !== "DEPLOYING") return "skipped";
+  const name = modelName(accountId, modelId);
+  const model = await getModel(deps.db, accountId, modelId);
+  if (!model || model.kind !== "lora" || model.state !== "READY" || !model.baseModel) {
+    await failDeployment(deps, payloadOf(accountId, modelId), `${name} is not a READY adapter.`);
+    return "failed";
+  }
+  let key: string;
+  try {
+    key = await ensureAdapterArtifact(deps, model);
+  } catch (cause) {
+    if (cause instanceof AppError && cause.code === "invalid_request") {
+      await failDeployment(deps, payloadOf(accountId, modelId), cause.message);
+      return "failed";
+    }
+    throw cause;
+  }
+  const deployed = await transitionDeployment(deps.db, accountId, modelId, ["DEPLOYING"], "DEPLOYED", {
+    artifactPath: key,
+    deployedAt: new Date(),
+  });
+  if (!deployed) return "skipped";
+  const baseModelId = parseModelName(model.baseModel)!.modelId;
+  // Workers load adapters on first use anyway; this only lets them warm up.
+  await publishAdapterEvent(deps.redis, deps.redisPrefix, { type: "deployed", model: name, baseModelId, adapterKey: key }).catch(
+    (err: unknown) => deps.log.warn("could not announce a deployment", { model: name, error: String(err) }),
+  );
+  deps.log.info("model deployed", { model: name, adapter: key });
+  return "done";
+}
+
+/** Marks a DEPLOYING deployment FAILED with a reason (after the last retry, or at once for a bad adapter). */
+export async function failDeployment(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload, reason: string) {
+  const failed = await transitionDeployment(deps.db, accountId, modelId, ["DEPLOYING"], "FAILED", { reason });
+  if (failed) deps.log.warn("deployment failed", { model: modelName(accountId, modelId), reason });
+}
+
+const payloadOf = (accountId: string, modelId: string): LifecyclePayload => ({ accountId, modelId });

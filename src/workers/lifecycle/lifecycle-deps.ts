@@ -1,0 +1,15 @@
+import type { Redis } from "ioredis";
+import type { Db } from "../../db/client.js";
+import type { Logger } from "../../logger.js";
+import type { BlobStore } from "../../storage/blob-store.js";
+
+/** What deploy and undeploy work with: they run where the database is (the API processes). */
+export interface LifecycleDeps {
+  db: Db;
+  storage: BlobStore;
+  /** A connection to publish adapter events on. */
+  redis: Redis;
+  redisPrefix: string;
+  maxLoraRank: number;
+  log: Logger;
+}

@@ -1,0 +1,28 @@
+import { artifactDeployed, deleteDeployment, getDeployment } from "../../db/queries/deployments.js";
+import { getModel } from "../../db/queries/models.js";
+import { publishAdapterEvent } from "../../queues/adapter-events.js";
+import type { LifecyclePayload } from "../../queues/jobs.js";
+import { modelName, parseModelName } from "../../model-name.js";
+import type { LifecycleOutcome } from "./deploy-model.js";
+import type { LifecycleDeps } from "./lifecycle-deps.js";
+
+/**
+ * The undeploy job: removes an UNDEPLOYING deployment and tells the workers to free
+ * the adapter (they let in-flight generations finish). New requests already get 404:
+ * only DEPLOYED models resolve. Idempotent: anything but UNDEPLOYING is left alone.
+ */
+export async function undeployModel(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload): Promise<LifecycleOutcome> {
+  const deployment = await getDeployment(deps.db, accountId, modelId);
+  if (deployment?.state !== "UNDEPLOYING") return "skipped";
+  const model = await getModel(deps.db, accountId, modelId);
+  const name = modelName(accountId, modelId);
+  const key = deployment.artifactPath;
+  const baseModelId = model?.baseModel ? parseModelName(model.baseModel)?.modelId : undefined;
+  if (key && baseModelId) {
+    const stillDeployed = await artifactDeployed(deps.db, key, { accountId, modelId });
+    await publishAdapterEvent(deps.redis, deps.redisPrefix, { type: "undeployed", model: name, baseModelId, adapterKey: key, stillDeployed });
+  }
+  await deleteDeployment(deps.db, accountId, modelId);
+  deps.log.info("model undeployed", { model: name });
+  return "done";
+}

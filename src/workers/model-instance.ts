@@ -1,0 +1,127 @@
+import { AppError } from "../errors.js";
+import { AdapterContexts, type AdapterContextsHooks } from "./adapter-contexts.js";
+import { ContextPool } from "./context-pool.js";
+import type { Engine, EngineContext, EngineModel } from "./engine/engine.js";
+import type { InferenceTarget } from "./inference-handler.js";
+
+/** A model object and context held for one request; release it when the request ends. */
+export interface InferenceLease extends InferenceTarget {
+  release(): void;
+}
+
+export interface ModelInstanceOptions {
+  engine: Engine;
+  base: { id: string; path: string };
+  /** Base contexts (requests go to the least busy one); each adapter gets one context. */
+  contexts: number;
+  sequences: number;
+  contextSize: number;
+  threads: number;
+  maxAdapters: number;
+  /** The local file of an adapter key; throws an AppError when it cannot be had. */
+  adapterPath(key: string): Promise<string>;
+  hooks?: AdapterContextsHooks;
+}
+
+/**
+ * One model object of a base model (one "generation") with its base context(s) and its
+ * adapter contexts. Counts the requests it serves, so that once retired it is disposed
+ * only after the last of them ends.
+ */
+export class ModelInstance {
+  readonly adapters: AdapterContexts;
+  private inFlight = 0;
+  private retiring: (() => void) | undefined;
+  private retired: Promise<void> | undefined;
+
+  private constructor(
+    readonly generation: number,
+    readonly model: EngineModel,
+    private readonly base: EngineContext,
+    options: ModelInstanceOptions,
+  ) {
+    this.adapters = new AdapterContexts((key) => this.openAdapter(key, options), options.maxAdapters, options.hooks);
+  }
+
+  static async create(options: ModelInstanceOptions, generation: number): Promise<ModelInstance> {
+    const { engine, base, contexts: count, sequences, contextSize, threads } = options;
+    const model = await engine.loadModel({ id: base.id, path: base.path, threads });
+    const contexts: EngineContext[] = [];
+    try {
+      for (let i = 0; i < count; i++) contexts.push(await model.createContext({ sequences, contextSize, threads }));
+    } catch (error) {
+      for (const context of contexts) await context.dispose().catch(() => {});
+      await model.dispose().catch(() => {});
+      throw error;
+    }
+    const context = contexts.length === 1 ? contexts[0]! : new ContextPool(contexts);
+    return new ModelInstance(generation, model, context, options);
+  }
+
+  get contextSize(): number {
+    return this.base.contextSize;
+  }
+
+  get requests(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * The context for a request: the base one, or `adapterKey`'s (loaded on first use).
+   * Counts the request at once, before any `await`.
+   */
+  async lease(adapterKey?: string, options: { wanted?: boolean } = {}): Promise<InferenceLease> {
+    if (this.retired) throw new Error(`model object ${this.generation} of ${this.model.id} is retired`);
+    this.inFlight++;
+    let released = false;
+    const done = () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      if (this.inFlight === 0) this.retiring?.();
+    };
+    if (adapterKey === undefined) return { model: this.model, context: this.base, release: done };
+    try {
+      const held = await this.adapters.acquire(adapterKey, options);
+      return {
+        model: this.model,
+        context: held.context,
+        release: () => {
+          held.release();
+          done();
+        },
+      };
+    } catch (error) {
+      done();
+      throw error;
+    }
+  }
+
+  private async openAdapter(key: string, options: ModelInstanceOptions): Promise<EngineContext> {
+    const { sequences, contextSize, threads } = options;
+    const adapterPath = await options.adapterPath(key);
+    try {
+      return await this.model.createContext({ sequences, contextSize, threads, adapterPath });
+    } catch (cause) {
+      throw new AppError(
+        "internal",
+        `llama.cpp could not load the adapter ${key} onto ${this.model.id} (${(cause as Error).message}): ` +
+          "is it a GGUF LoRA made for this base model?",
+        { cause },
+      );
+    }
+  }
+
+  /** Takes no more requests; resolves once those in flight have ended and everything is freed. */
+  retire(): Promise<void> {
+    this.retired ??= new Promise<void>((resolve) => {
+      this.retiring = resolve;
+      if (this.inFlight === 0) resolve();
+    }).then(async () => {
+      await this.adapters.dispose();
+      await this.base.dispose();
+      await this.model.dispose();
+    });
+    return this.retired;
+  }
+}

@@ -1,0 +1,107 @@
+import type {
+  ContextOptions,
+  Engine,
+  EngineContext,
+  EngineModel,
+  GenerateRequest,
+  GenerateResult,
+  LoadModelOptions,
+} from "../../src/workers/engine/engine.js";
+
+/**
+ * An engine without llama.cpp, for unit tests of the worker's bookkeeping: models and
+ * contexts record what happens to them, adapter loads can be held open or made to fail.
+ */
+export class FakeEngine implements Engine {
+  readonly models: FakeModel[] = [];
+  /** Adapter paths whose context creation fails. */
+  readonly failing = new Set<string>();
+  /** While set, adapter context creation waits for it. */
+  hold: Promise<void> | undefined;
+  /** Makes the next loadModel calls fail. */
+  failLoads = 0;
+
+  async loadModel(options: LoadModelOptions): Promise<EngineModel> {
+    if (this.failLoads > 0) {
+      this.failLoads--;
+      throw new Error("out of memory (fake)");
+    }
+    const model = new FakeModel(options.id, this, this.models.length);
+    this.models.push(model);
+    return model;
+  }
+
+  /** Every adapter context created so far, in order. */
+  get adapterContexts(): FakeContext[] {
+    return this.models.flatMap((m) => m.contexts.filter((c) => c.adapterPath !== undefined));
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class FakeModel implements EngineModel {
+  readonly info = { trainContextLength: 2048, embeddingLength: 4, hasChatTemplate: false };
+  readonly contexts: FakeContext[] = [];
+  disposed = false;
+
+  constructor(
+    readonly id: string,
+    private readonly engine: FakeEngine,
+    /** Which loadModel call made it (0 for the first). */
+    readonly serial: number,
+  ) {}
+
+  tokenize(text: string): number[] {
+    return [...Buffer.from(text)];
+  }
+
+  renderChat(): never {
+    throw new Error("not faked");
+  }
+
+  async createContext(options: ContextOptions): Promise<EngineContext> {
+    if (this.disposed) throw new Error("model disposed");
+    if (options.adapterPath !== undefined) {
+      await this.engine.hold;
+      if (this.engine.failing.has(options.adapterPath)) throw new Error(`cannot load ${options.adapterPath}`);
+    }
+    const context = new FakeContext(this, options.contextSize, options.adapterPath);
+    this.contexts.push(context);
+    return context;
+  }
+
+  async embed(): Promise<never> {
+    throw new Error("not faked");
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+  }
+}
+
+export class FakeContext implements EngineContext {
+  disposed = false;
+
+  constructor(
+    readonly model: FakeModel,
+    readonly contextSize: number,
+    readonly adapterPath: string | undefined,
+  ) {}
+
+  async generate(request: GenerateRequest, _signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {
+    if (this.disposed || this.model.disposed) throw new Error("generating on a disposed context");
+    onText(this.adapterPath ?? "base");
+    return { finishReason: "stop", promptTokens: request.promptTokens.length, completionTokens: 1 };
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+  }
+}
+
+/** A promise to resolve from outside. */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

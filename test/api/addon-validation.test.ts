@@ -102,7 +102,8 @@ describe("addon validation over HTTP", () => {
       await me.createModel("sha-check");
       const reply = await me.upload("sha-check", "hearth.json", hearthJson, { "x-content-sha256": "0".repeat(64) });
       expect(reply.status).toBe(400);
-      expect(reply.body.error.message).toMatch(/SHA-256/);
+      expect(reply.body.error).toMatchObject({ param: "x-content-sha256" });
+      expect(reply.body.error.message).toMatch(/^hearth\.json: .*SHA-256/);
       expect(await storedFiles("sha-check")).toEqual([]);
       const sha256 = createHash("sha256").update(hearthJson).digest("hex");
       const good = await me.upload("sha-check", "hearth.json", hearthJson, { "x-content-sha256": sha256 });
@@ -115,6 +116,7 @@ describe("addon validation over HTTP", () => {
       const big = new Uint8Array(MAX_UPLOAD + 1);
       const reply = await me.upload("too-big", "adapter_model.safetensors", big);
       expect(reply.status).toBe(413);
+      expect(reply.body.error.message).toMatch(/^adapter_model\.safetensors is .*bytes/);
       expect(await storedFiles("too-big")).toEqual([]);
       // Streamed without a length: stopped at the limit all the same (the server answers
       // before the client has finished sending).
@@ -140,6 +142,23 @@ describe("addon validation over HTTP", () => {
       });
       expect(status).toBe(413);
       expect(await storedFiles("too-big")).toEqual([]);
+    });
+
+    it("an upload cut off midway leaves nothing behind", async () => {
+      await me.createModel("cut-off");
+      const request = http.request(`${hearth.url}/v1/accounts/default/models/cut-off/files/adapter_model.safetensors`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${hearth.apiKey}`, "content-length": "100000" },
+      });
+      request.on("error", () => {});
+      request.write(new Uint8Array(40_000));
+      await new Promise((r) => setTimeout(r, 200));
+      request.destroy();
+      const dir = path.join(hearth.config.storageDir, "models", "default", "cut-off", "files");
+      for (let i = 0; i < 50 && (await readdir(dir).catch(() => [])).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await readdir(dir).catch(() => [])).toEqual([]);
+      // The model is still usable.
+      expect((await me.upload("cut-off", "hearth.json", hearthJson)).status).toBe(200);
     });
 
     it("files of a READY model cannot change", async () => {

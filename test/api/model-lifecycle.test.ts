@@ -169,6 +169,28 @@ describe("model lifecycle", () => {
     expect(await complete(name, "la", 16)).toBe(adapter.greedy("la", 16));
   });
 
+  it("lets in-flight generations finish when the model is undeployed, and refuses new ones", async () => {
+    const name = await me.deployFolder("draining", PEFT_EXAMPLE);
+    const stream = await openai.completions.create({ model: name, prompt: PROMPT, max_tokens: 400, temperature: 0, stream: true });
+    let text = "";
+    let finish: string | null | undefined;
+    let undeployed = false;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.text ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (!undeployed && text.length > 0) {
+        undeployed = true;
+        expect((await me.undeploy("draining")).status).toBe(200);
+        // New requests are refused at once, while this one goes on.
+        await expect(complete(name)).rejects.toMatchObject({ status: 404 });
+      }
+    }
+    expect(undeployed).toBe(true);
+    expect(finish).toBe("length");
+    expect(text).toBe(greedyText(PROMPT, 400, { adapter: true }));
+    await me.waitForDeployment("draining", null);
+  });
+
   it("refuses to delete a deployed model unless forced, then undeploys and deletes it", async () => {
     await me.deployFolder("doomed", PEFT_EXAMPLE);
     const refused = await me.call("DELETE", "/v1/accounts/default/models/doomed");

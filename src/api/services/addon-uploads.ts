@@ -61,10 +61,11 @@ export class AddonUploads {
       throw new AppError("payload_too_large", `${fileName} is ${options.contentLength} bytes; files may have at most ${max}.`);
     }
     if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
-    const info = await this.storage.put(storageKeys.modelFile(accountId, modelId, fileName), body, {
-      maxBytes: max,
-      expectedSha256: options.sha256,
-    });
+    const info = await this.storage
+      .put(storageKeys.modelFile(accountId, modelId, fileName), body, { maxBytes: max, expectedSha256: options.sha256 })
+      .catch((cause: unknown) => {
+        throw uploadProblem(cause, fileName, max, options.sha256);
+      });
     // New files make an earlier verdict stale.
     if (model.state === "FAILED") await orUnavailable(transitionModelState(this.db, accountId, modelId, ["FAILED"], "UPLOADING"));
     return { ...info, fileName };
@@ -139,4 +140,25 @@ export class AddonUploads {
     }
     return parsed.data;
   }
+}
+
+/** Says what went wrong with an upload in the client's terms (its file name, not a storage key). Nothing was stored. */
+function uploadProblem(cause: unknown, fileName: string, max: number, sha256: string | undefined): AppError {
+  if (cause instanceof AppError && cause.code === "payload_too_large") {
+    return new AppError("payload_too_large", `${fileName} is larger than ${max} bytes, the most one file may have; nothing was stored.`, {
+      cause,
+    });
+  }
+  if (cause instanceof AppError && cause.code === "invalid_request" && sha256 !== undefined) {
+    return new AppError(
+      "invalid_request",
+      `${fileName}: the content received does not have the SHA-256 given in x-content-sha256 (${sha256}); nothing was stored.`,
+      { param: "x-content-sha256", cause },
+    );
+  }
+  if (cause instanceof AppError) return cause;
+  // The body stream failed: the client went away or the connection broke mid-upload.
+  return new AppError("invalid_request", `The upload of ${fileName} ended before the whole file arrived; nothing was stored.`, {
+    cause,
+  });
 }

@@ -112,13 +112,7 @@ export async function getVisibleModel(
   const rows = await db
     .select()
     .from(models)
-    .where(
-      and(
-        eq(models.accountId, ownerAccountId),
-        eq(models.modelId, modelId),
-        or(eq(models.accountId, callerAccountId), eq(models.public, true)),
-      ),
-    )
+    .where(visibleModel(callerAccountId, ownerAccountId, modelId))
     .limit(1);
   return rows[0] ?? null;
 }
@@ -238,6 +232,15 @@ export interface ModelWithDeployment {
   deployment: Deployment | null;
 }
 
+/** The model `owner/modelId` if the caller may see it: its own, or a public one. */
+function visibleModel(callerAccountId: string, ownerAccountId: string, modelId: string) {
+  return and(
+    eq(models.accountId, ownerAccountId),
+    eq(models.modelId, modelId),
+    or(eq(models.accountId, callerAccountId), eq(models.public, true)),
+  );
+}
+
 /** getVisibleModel, with the model's deployment, in one query (the inference path). */
 export async function getVisibleModelWithDeployment(
   db: Db,
@@ -249,13 +252,7 @@ export async function getVisibleModelWithDeployment(
     .select({ model: models, deployment: deployments })
     .from(models)
     .leftJoin(deployments, and(eq(deployments.accountId, models.accountId), eq(deployments.modelId, models.modelId)))
-    .where(
-      and(
-        eq(models.accountId, ownerAccountId),
-        eq(models.modelId, modelId),
-        or(eq(models.accountId, callerAccountId), eq(models.public, true)),
-      ),
-    )
+    .where(visibleModel(callerAccountId, ownerAccountId, modelId))
     .limit(1);
   return rows[0] ?? null;
 }

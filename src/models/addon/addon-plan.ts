@@ -43,3 +43,21 @@ export interface AddonPlan {
   /** One entry per target, in the same order. */
   weights: AddonLoraWeight[];
 }
+
+/** A plan from the adapted weights, each with the base tensor's position: weights go in the base model's tensor order. */
+export function addonPlan(
+  format: AddonPlan["format"],
+  architecture: string,
+  alpha: number,
+  weights: readonly (AddonLoraWeight & { index: number })[],
+): AddonPlan {
+  const ordered = [...weights].sort((x, y) => x.index - y.index).map(({ index: _, ...w }) => w);
+  return {
+    format,
+    rank: Math.max(...ordered.map((w) => w.rank)),
+    targets: ordered.map((w) => w.target),
+    architecture,
+    alpha,
+    weights: ordered,
+  };
+}

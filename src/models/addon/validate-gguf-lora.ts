@@ -4,7 +4,7 @@ import type { GgmlTypeName, GgufValue } from "../gguf-types.js";
 import { fileProblem } from "../model-file-error.js";
 import { GGUF_ADAPTER, requireAddonFile } from "./addon-files.js";
 import { baseWeightFor, type AddonBase } from "./addon-base.js";
-import type { AddonLimits, AddonLoraWeight, AddonPlan } from "./addon-plan.js";
+import { addonPlan, type AddonLimits, type AddonLoraWeight, type AddonPlan } from "./addon-plan.js";
 import { checkFactorShapes, checkRank, finiteMaxAbs } from "./lora-checks.js";
 import { SUPPORTED_GGUF_TARGETS_TEXT, parseGgufTargetName } from "./lora-targets.js";
 
@@ -57,15 +57,7 @@ export async function validateGgufLoraAddon(files: ReadonlyMap<string, string>, 
       index: weight.index,
     });
   }
-  weights.sort((x, y) => x.index - y.index);
-  return {
-    format: "gguf",
-    rank: Math.max(...weights.map((w) => w.rank)),
-    targets: weights.map((w) => w.target),
-    architecture,
-    alpha,
-    weights: weights.map(({ index: _, ...w }) => w),
-  };
+  return addonPlan("gguf", architecture, alpha, weights);
 }
 
 /** llama.cpp reads adapter.lora.alpha as a float32; absent (or 0) means B·A unscaled. */

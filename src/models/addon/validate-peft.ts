@@ -3,7 +3,7 @@ import { readSafetensorsHeader, readSafetensorsTensor } from "../safetensors-rea
 import type { SafetensorsTensorInfo } from "../safetensors-format.js";
 import { PEFT_CONFIG, PEFT_WEIGHTS, readAddonJson, requireAddonFile } from "./addon-files.js";
 import { baseWeightFor, type AddonBase } from "./addon-base.js";
-import type { AddonLimits, AddonLoraWeight, AddonPlan } from "./addon-plan.js";
+import { addonPlan, type AddonLimits, type AddonLoraWeight, type AddonPlan } from "./addon-plan.js";
 import { checkFactorShapes, checkRank, finiteMaxAbs } from "./lora-checks.js";
 import { parsePeftConfig, peftModuleRank, peftModuleScale, targetModulesInclude } from "./peft-config.js";
 import { parsePeftTensorName, type PeftTensorName } from "./peft-tensor-names.js";
@@ -56,15 +56,7 @@ export async function validatePeftAddon(files: ReadonlyMap<string, string>, base
       index: weight.index,
     });
   }
-  weights.sort((x, y) => x.index - y.index);
-  return {
-    format: "peft",
-    rank: Math.max(...weights.map((w) => w.rank)),
-    targets: weights.map((w) => w.target),
-    architecture: base.architecture,
-    alpha: config.loraAlpha,
-    weights: weights.map(({ index: _, ...w }) => w),
-  };
+  return addonPlan("peft", base.architecture, config.loraAlpha, weights);
 }
 
 interface ModuleTensors {

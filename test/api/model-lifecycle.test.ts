@@ -151,9 +151,12 @@ describe("model lifecycle", () => {
     });
     expect(chat.choices[0]!.message.content).toBe(greedyText("<user>Tell me<assistant>", 16, { adapter: true }));
 
-    const bad = await me.call("PATCH", "/v1/accounts/default/models/chatty", { conversationConfig: { template: "" } });
-    expect(bad.status).toBe(400);
-    expect(bad.body.error.param).toBe("conversationConfig.template");
+    for (const broken of ["", "{{ x }", "{{ x }}"]) {
+      const bad = await me.call("PATCH", "/v1/accounts/default/models/chatty", { conversationConfig: { template: broken } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.param).toBe("conversationConfig.template");
+    }
+    expect((await me.getModel("chatty")).body.conversationConfig).toEqual({ template });
 
     // Embeddings come from base models only.
     const embedding: unknown = await openai.embeddings.create({ model: name, input: "x" }).catch((e: unknown) => e);

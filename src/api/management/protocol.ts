@@ -2,6 +2,7 @@ import { z } from "zod";
 import { MODEL_KINDS, MODEL_STATES } from "../../db/schema/models.js";
 import type { ListModelsFilter } from "../../db/queries/models.js";
 import { AppError } from "../../errors.js";
+import { chatTemplateProblem } from "./chat-template-check.js";
 
 /**
  * The management API's wire types (what the CLI and the Python client send), as zod
@@ -14,7 +15,14 @@ export const MODEL_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 /** A chat template for an adapter (Jinja, as in a GGUF's tokenizer.chat_template). */
 export const conversationConfigSchema = z
   .object({
-    template: z.string().min(1).max(65_536),
+    template: z
+      .string()
+      .min(1)
+      .max(65_536)
+      .superRefine((template, ctx) => {
+        const problem = chatTemplateProblem(template);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
   })
   .strict();
 export type ConversationConfig = z.infer<typeof conversationConfigSchema>;

@@ -198,8 +198,34 @@ describe("addon validation over HTTP", () => {
           "adapter_model.safetensors": weights,
           "hearth.json": JSON.stringify({ base_model: "accounts/hearth/models/no-such-base" }),
         },
-        /no-such-base.*does not exist/,
+        /^hearth\.json: .*no-such-base.*does not exist/,
       );
+    });
+
+    it("a Hugging Face base model name and no hearth.json", async () => {
+      const weights = await safetensors(pair("lm_head", 4, N_EMBD, VOCAB));
+      const message = await expectFailure(
+        {
+          "adapter_config.json": peftConfig({ base_model_name_or_path: "meta-llama/Llama-3.2-1B" }),
+          "adapter_model.safetensors": weights,
+        },
+        /^adapter_config\.json: base_model_name_or_path is "meta-llama\/Llama-3\.2-1B", which is not a Hearth model name/,
+      );
+      expect(message).toMatch(/hearth\.json/);
+    });
+
+    it("files naming another base model than the one given at creation", async () => {
+      const weights = await safetensors(pair("lm_head", 4, N_EMBD, VOCAB));
+      const modelId = "conflicted";
+      await me.createModel(modelId, { baseModel: HEARTH_TINY_REF });
+      await me.upload(modelId, "adapter_config.json", peftConfig({ base_model_name_or_path: "accounts/hearth/models/other" }));
+      await me.upload(modelId, "adapter_model.safetensors", weights);
+      const reply = await me.validate(modelId);
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.message).toMatch(/^adapter_config\.json: base_model_name_or_path "accounts\/hearth\/models\/other" differs/);
+      // A Hugging Face name there is fine: the name given at creation decides.
+      await me.upload(modelId, "adapter_config.json", peftConfig({ base_model_name_or_path: "meta-llama/Llama-3.2-1B" }));
+      expect((await me.validate(modelId)).body).toMatchObject({ state: "READY", baseModel: HEARTH_TINY_REF });
     });
 
     it("a rank above the limit", async () => {
@@ -266,6 +292,11 @@ describe("addon validation over HTTP", () => {
         expect((await me.upload(modelId, name, await readFile(path.join(valid, name)))).status).toBe(200);
       }
       expect((await me.getModel(modelId)).body.state).toBe("UPLOADING");
+      // A file of the other form makes the addon ambiguous, until it is removed again.
+      await me.upload(modelId, "adapter.gguf", "x");
+      expect((await me.validate(modelId)).body.error.message).toMatch(/not both/);
+      expect((await me.call("DELETE", `/v1/accounts/default/models/${modelId}/files/adapter.gguf`)).status).toBe(200);
+      expect((await me.getModel(modelId)).body.files.map((f: { name: string }) => f.name)).not.toContain("adapter.gguf");
       const ok = await me.validate(modelId);
       expect(ok.status).toBe(200);
       expect(ok.body).toMatchObject({ state: "READY", stateReason: null });

@@ -5,13 +5,13 @@ import type { Model } from "../../db/schema/models.js";
 import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { checkAddonFileName, readAddonManifest, validateAddon } from "../../models/addon/index.js";
+import { checkAddonFileName, readAddonManifest, validateAddon, type AddonManifest } from "../../models/addon/index.js";
 import type { BlobInfo, BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
 import type { Caller } from "../app-env.js";
 import { conversationConfigSchema } from "../management/protocol.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
-import { modelName } from "../../model-name.js";
+import { modelName, parseModelName } from "../../model-name.js";
 import { addonFiles } from "../../storage/addon-files.js";
 
 export interface UploadOptions {
@@ -45,14 +45,7 @@ export class AddonUploads {
     body: AsyncIterable<Uint8Array> | null,
     options: UploadOptions = {},
   ): Promise<BlobInfo & { fileName: string }> {
-    const model = await this.catalog.ownedLora(caller, accountId, modelId, "uploaded to");
-    checkAddonFileName(fileName);
-    if (model.state !== "UPLOADING" && model.state !== "FAILED") {
-      throw new AppError(
-        "conflict",
-        `${modelName(accountId, modelId)} is ${model.state}; its files can no longer change. Create a new model for new files.`,
-      );
-    }
+    const model = await this.changeableFiles(caller, accountId, modelId, fileName);
     if (options.sha256 !== undefined && !SHA256.test(options.sha256)) {
       throw new AppError("invalid_request", "x-content-sha256 must be 64 hexadecimal digits.", { param: "x-content-sha256" });
     }
@@ -66,9 +59,35 @@ export class AddonUploads {
       .catch((cause: unknown) => {
         throw uploadProblem(cause, fileName, max, options.sha256);
       });
-    // New files make an earlier verdict stale.
-    if (model.state === "FAILED") await orUnavailable(transitionModelState(this.db, accountId, modelId, ["FAILED"], "UPLOADING"));
+    await this.reopen(model);
     return { ...info, fileName };
+  }
+
+  /** Removes an uploaded file (e.g. one of the wrong form); a missing file is fine. */
+  async deleteFile(caller: Caller, accountId: string, modelId: string, fileName: string): Promise<void> {
+    const model = await this.changeableFiles(caller, accountId, modelId, fileName);
+    await this.storage.delete(storageKeys.modelFile(accountId, modelId, fileName));
+    await this.reopen(model);
+  }
+
+  /** The model, if its files may change now: an adapter that is UPLOADING or FAILED. */
+  private async changeableFiles(caller: Caller, accountId: string, modelId: string, fileName: string): Promise<Model> {
+    const model = await this.catalog.ownedLora(caller, accountId, modelId, "uploaded to");
+    checkAddonFileName(fileName);
+    if (model.state !== "UPLOADING" && model.state !== "FAILED") {
+      throw new AppError(
+        "conflict",
+        `${modelName(accountId, modelId)} is ${model.state}; its files can no longer change. Create a new model for new files.`,
+      );
+    }
+    return model;
+  }
+
+  /** Changed files make an earlier verdict stale. */
+  private async reopen(model: Model): Promise<void> {
+    if (model.state === "FAILED") {
+      await orUnavailable(transitionModelState(this.db, model.accountId, model.modelId, ["FAILED"], "UPLOADING"));
+    }
   }
 
   async validate(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
@@ -100,26 +119,17 @@ export class AddonUploads {
       throw new AppError("invalid_request", "No files were uploaded: PUT the adapter's files first (see docs/addons.md).");
     }
     const manifest = await readAddonManifest(files);
-    if (model.baseModel && manifest.baseModel && manifest.baseModel !== model.baseModel && manifest.baseModel.startsWith("accounts/")) {
-      throw new AppError(
-        "invalid_request",
-        `hearth.json: base_model ${JSON.stringify(manifest.baseModel)} differs from the model's baseModel ${JSON.stringify(model.baseModel)}.`,
-      );
-    }
-    const baseName = model.baseModel ?? manifest.baseModel;
-    if (!baseName) {
-      throw new AppError(
-        "invalid_request",
-        "No base model: give model.baseModel when creating the model, or base_model in hearth.json.",
-      );
-    }
-    const base = await this.catalog.baseModel(caller, baseName, "baseModel");
+    const baseName = this.baseModelName(model, manifest);
+    const base = await this.catalog.baseModel(caller, baseName.name, baseName.param).catch((error: unknown) => {
+      throw baseName.from && error instanceof AppError ? new AppError(error.code, `${baseName.from}: ${error.message}`) : error;
+    });
     const plan = await validateAddon(files, manifest, base.filePath!, { maxRank: this.config.maxLoraRank });
-    const conversation =
-      model.conversationConfig ?? (manifest.conversationConfig ? this.conversationConfig(manifest.conversationConfig) : null);
+    // hearth.json's template is checked even when the model has its own, which wins.
+    const fromFiles = manifest.conversationConfig ? this.conversationConfig(manifest.conversationConfig) : null;
+    const conversation = model.conversationConfig ?? fromFiles;
     const ready = await orUnavailable(
       transitionModelState(this.db, model.accountId, model.modelId, ["VALIDATING"], "READY", {
-        baseModel: baseName,
+        baseModel: baseName.name,
         adapterFormat: plan.format,
         adapterRank: plan.rank,
         contextLength: base.contextLength,
@@ -128,6 +138,44 @@ export class AddonUploads {
     );
     if (!ready) throw new AppError("conflict", `${modelName(model.accountId, model.modelId)} changed while it was validated.`);
     return ready;
+  }
+
+  /**
+   * The base model: the one given at creation, else the one the files name (hearth.json's
+   * base_model, else adapter_config.json's base_model_name_or_path). A Hearth model name in
+   * the files that differs from the one given at creation is a conflict; a Hugging Face
+   * name in adapter_config.json is not a Hearth name, and says so.
+   */
+  private baseModelName(model: Model, manifest: AddonManifest): { name: string; param: string | null; from?: string } {
+    const named = manifest.baseModel;
+    const from = manifest.baseModelFrom;
+    const isHearthName = named !== undefined && parseModelName(named) !== undefined;
+    if (model.baseModel) {
+      if (named !== undefined && named !== model.baseModel && (from === "hearth.json" || isHearthName)) {
+        const key = from === "hearth.json" ? "base_model" : "base_model_name_or_path";
+        throw new AppError(
+          "invalid_request",
+          `${from}: ${key} ${JSON.stringify(named)} differs from the model's baseModel ${JSON.stringify(model.baseModel)} given at creation.`,
+        );
+      }
+      return { name: model.baseModel, param: null };
+    }
+    if (named === undefined) {
+      throw new AppError(
+        "invalid_request",
+        "No base model: upload a hearth.json with {\"base_model\": \"accounts/hearth/models/<id>\"}, " +
+          "or give model.baseModel when creating the model. GET /v1/models lists the base models.",
+      );
+    }
+    if (from === "adapter_config.json" && !isHearthName) {
+      throw new AppError(
+        "invalid_request",
+        `adapter_config.json: base_model_name_or_path is ${JSON.stringify(named)}, which is not a Hearth model name. ` +
+          "Name the Hearth base model this adapter was trained from: upload a hearth.json with " +
+          "{\"base_model\": \"accounts/hearth/models/<id>\"} and validate again. GET /v1/models lists the base models.",
+      );
+    }
+    return { name: named, param: null, from };
   }
 
   private conversationConfig(value: Record<string, unknown>) {

@@ -133,7 +133,7 @@ export class ModelCatalog {
    * The base model a name refers to, as the caller may see it; a 400 naming `param`
    * when there is none (the name is an argument here, not the resource addressed).
    */
-  async baseModel(caller: Caller, name: string, param: string): Promise<Model> {
+  async baseModel(caller: Caller, name: string, param: string | null): Promise<Model> {
     const match = parseModelName(name);
     const model = match ? await orUnavailable(getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId)) : null;
     if (!model || model.kind !== "base" || model.state !== "READY" || !model.filePath) {

@@ -19,6 +19,8 @@ export interface AddonManifest {
   format: "peft" | "gguf";
   /** hearth.json base_model, else adapter_config's base_model_name_or_path (may be absent for gguf without hearth.json). */
   baseModel: string | undefined;
+  /** Which file named the base model. */
+  baseModelFrom: "hearth.json" | "adapter_config.json" | undefined;
   conversationConfig: Record<string, unknown> | undefined;
 }
 
@@ -39,9 +41,11 @@ export async function readAddonManifest(files: ReadonlyMap<string, string>): Pro
 
   const hearthFile = files.get(HEARTH_JSON);
   const hearth = hearthFile === undefined ? {} : parseHearthJson(await readAddonJson(hearthFile, HEARTH_JSON));
+  const baseModel = hearth.baseModel ?? configBaseModel;
   return {
     format,
-    baseModel: hearth.baseModel ?? configBaseModel,
+    baseModel,
+    baseModelFrom: hearth.baseModel !== undefined ? HEARTH_JSON : configBaseModel !== undefined ? PEFT_CONFIG : undefined,
     conversationConfig: hearth.conversationConfig,
   };
 }

@@ -121,7 +121,7 @@ beforeAll(async () => {
     }),
     tensors,
   });
-  const plan = await validateAddon(files, { format: "peft", baseModel: undefined, conversationConfig: undefined }, tinyBase, { maxRank: 16 });
+  const plan = await validateAddon(files, { format: "peft", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined }, tinyBase, { maxRank: 16 });
   adapters.converted = path.join(dir, "converted.gguf");
   await convertAddon(files, plan, adapters.converted);
   // The same conversion without the q/k row order, to show that it matters.

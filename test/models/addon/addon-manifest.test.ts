@@ -72,6 +72,7 @@ describe("readAddonManifest", () => {
     expect(await readAddonManifest(files)).toEqual({
       format: "peft",
       baseModel: "accounts/hearth/models/hearth-tiny",
+      baseModelFrom: "hearth.json",
       conversationConfig: undefined,
     });
   });
@@ -80,6 +81,7 @@ describe("readAddonManifest", () => {
     expect(await readAddonManifest(filesIn(demoGgufDir, ["adapter.gguf", "hearth.json"]))).toEqual({
       format: "gguf",
       baseModel: "accounts/hearth/models/hearth-tiny",
+      baseModelFrom: "hearth.json",
       conversationConfig: undefined,
     });
   });
@@ -91,11 +93,24 @@ describe("readAddonManifest", () => {
       "adapter_model.safetensors": "",
       "hearth.json": JSON.stringify({ base_model: "accounts/a/models/b", conversation_config: conversation }),
     });
-    expect(await readAddonManifest(files)).toEqual({ format: "peft", baseModel: "accounts/a/models/b", conversationConfig: conversation });
+    expect(await readAddonManifest(files)).toEqual({
+      format: "peft",
+      baseModel: "accounts/a/models/b",
+      baseModelFrom: "hearth.json",
+      conversationConfig: conversation,
+    });
     const plain = await folder("plain", { "adapter_config.json": config, "adapter_model.safetensors": "" });
-    expect((await readAddonManifest(plain)).baseModel).toBe("accounts/hearth/models/hearth-tiny");
+    expect(await readAddonManifest(plain)).toMatchObject({
+      baseModel: "accounts/hearth/models/hearth-tiny",
+      baseModelFrom: "adapter_config.json",
+    });
     const bare = await folder("bare", { "adapter.gguf": "" });
-    expect(await readAddonManifest(bare)).toEqual({ format: "gguf", baseModel: undefined, conversationConfig: undefined });
+    expect(await readAddonManifest(bare)).toEqual({
+      format: "gguf",
+      baseModel: undefined,
+      baseModelFrom: undefined,
+      conversationConfig: undefined,
+    });
   });
 
   it("refuses an unknown file name", async () => {

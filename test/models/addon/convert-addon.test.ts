@@ -23,7 +23,7 @@ import {
   type TensorSpec,
 } from "./addon-fixtures.js";
 
-const manifest: AddonManifest = { format: "peft", baseModel: undefined, conversationConfig: undefined };
+const manifest: AddonManifest = { format: "peft", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined };
 const limits = { maxRank: 32 };
 
 let dir: string;

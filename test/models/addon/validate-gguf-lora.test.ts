@@ -8,7 +8,7 @@ import { gguf, type GgufValue } from "../../../src/models/gguf-types.js";
 import { writeGguf, type GgufTensorInput, type GgufWritableType } from "../../../src/models/gguf-writer.js";
 import { demoGgufDir, filesIn, randomMatrix, rejection, rewriteGguf, seededRandom, tinyBase } from "./addon-fixtures.js";
 
-const manifest: AddonManifest = { format: "gguf", baseModel: undefined, conversationConfig: undefined };
+const manifest: AddonManifest = { format: "gguf", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined };
 const limits = { maxRank: 32 };
 
 let dir: string;

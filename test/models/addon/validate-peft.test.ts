@@ -17,7 +17,7 @@ import {
   type TensorSpec,
 } from "./addon-fixtures.js";
 
-const manifest: AddonManifest = { format: "peft", baseModel: undefined, conversationConfig: undefined };
+const manifest: AddonManifest = { format: "peft", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined };
 const limits = { maxRank: 32 };
 const ALL = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "lm_head"];
 

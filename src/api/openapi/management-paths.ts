@@ -195,6 +195,20 @@ function lifecyclePaths(): Record<string, JsonSchema> {
           payload_too_large: "The file is larger than `HEARTH_MAX_UPLOAD_BYTES` (checked against Content-Length first).",
         },
       }),
+      delete: operation({
+        operationId: "deleteModelFile",
+        summary: "Remove one of an adapter's uploaded files",
+        description:
+          "For a model that is UPLOADING or FAILED, e.g. after uploading a file of the wrong form (a FAILED model goes " +
+          "back to UPLOADING). Removing a file that is not there is fine.",
+        tag: MODELS,
+        responses: { "200": jsonResponse("Removed.", schemaRef("Deleted")) },
+        errors: {
+          invalid_request: "file_name is not an addon file (`param: \"file_name\"`); the model is a base model.",
+          ...modelNotFound(),
+          conflict: "The model is VALIDATING or READY: its files can no longer change.",
+        },
+      }),
     },
     [`${MODEL_PATH}/validate`]: {
       parameters: modelParameters,

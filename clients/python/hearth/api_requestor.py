@@ -1,0 +1,214 @@
+"""HTTP to Hearth: settings resolved per call, JSON answers, streamed answers and errors."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Dict, Generator, Mapping, Optional
+
+from .error import APIConnectionError, APIError, AuthenticationError, HearthError, InvalidRequestError, Timeout
+from .error import error_from_body, error_from_status
+from .hearth_object import HearthObject, convert
+from .sse import iter_events
+from .version import VERSION
+
+DEFAULT_API_BASE = "http://localhost:8080/v1"
+API_KEY_VARIABLES = ("HEARTH_API_KEY", "SERVICE_API_KEY")
+API_BASE_VARIABLE = "HEARTH_BASE_URL"
+USER_AGENT = f"hearth-python/{VERSION}"
+
+#: What ``create(..., stream=True)`` returns: chunks as they arrive; ``.close()`` hangs up.
+ChunkStream = Generator[HearthObject, None, None]
+
+
+class RequestOptions:
+    """What one call overrides: the key, the base URL and the timeout (None: the module's or the environment's)."""
+
+    __slots__ = ("api_key", "api_base", "request_timeout")
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        api_base: Optional[str] = None,
+        request_timeout: Optional[float] = None,
+    ) -> None:
+        self.api_key = api_key
+        self.api_base = api_base
+        self.request_timeout = request_timeout
+
+
+def resolve_api_key(explicit: Optional[str] = None) -> str:
+    """The call's key, else ``hearth.client.api_key``, else $HEARTH_API_KEY, else $SERVICE_API_KEY."""
+    from . import client
+
+    for candidate in (explicit, client.api_key, *(os.environ.get(name) for name in API_KEY_VARIABLES)):
+        if candidate:
+            return candidate
+    raise AuthenticationError(
+        "No API key provided. Set hearth.client.api_key, pass api_key=..., or set the HEARTH_API_KEY "
+        "(or SERVICE_API_KEY) environment variable."
+    )
+
+
+def resolve_api_base(explicit: Optional[str] = None) -> str:
+    """The call's base URL, else ``hearth.client.api_base``, else $HEARTH_BASE_URL, else localhost:8080."""
+    from . import client
+
+    for candidate in (explicit, client.api_base, os.environ.get(API_BASE_VARIABLE)):
+        if candidate:
+            return normalize_api_base(candidate)
+    return DEFAULT_API_BASE
+
+
+def normalize_api_base(url: str) -> str:
+    """``http://host:8080``, ``http://host:8080/`` and ``http://host:8080/v1`` all mean ``http://host:8080/v1``."""
+    trimmed = url.strip().rstrip("/")
+    parsed = urllib.parse.urlsplit(trimmed)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise InvalidRequestError(f"api_base must be an http:// or https:// URL, not {url!r}.", param="api_base")
+    return trimmed if trimmed.endswith("/v1") else f"{trimmed}/v1"
+
+
+def resolve_timeout(explicit: Optional[float] = None) -> Optional[float]:
+    from . import client
+
+    return explicit if explicit is not None else client.request_timeout
+
+
+def request(
+    method: str,
+    path: str,
+    options: RequestOptions,
+    *,
+    body: Optional[Mapping[str, Any]] = None,
+    query: Optional[Mapping[str, Any]] = None,
+) -> HearthObject:
+    """Sends one request and returns its JSON answer; an error status raises its error class."""
+    response = _open(method, path, options, body=body, query=query, accept="application/json")
+    try:
+        raw = _read_all(response)
+    finally:
+        response.close()
+    try:
+        parsed = json.loads(raw.decode("utf-8")) if raw else {}
+    except ValueError:
+        raise APIError(
+            f"The server answered {response.status} with a body that is not JSON.",
+            http_status=response.status,
+            http_body=raw.decode("utf-8", "replace"),
+            headers=dict(response.headers.items()),
+        ) from None
+    if not isinstance(parsed, dict):
+        raise APIError("The server answered with JSON that is not an object.", http_status=response.status)
+    return HearthObject(parsed)
+
+
+def stream(
+    method: str,
+    path: str,
+    options: RequestOptions,
+    *,
+    body: Optional[Mapping[str, Any]] = None,
+) -> ChunkStream:
+    """Sends a streaming request now and returns its chunks as they arrive.
+
+    An error status raises here, before anything is iterated; an error event in the stream
+    raises from the iteration. Closing the iterator (``.close()``, or leaving a ``for`` loop
+    over it with ``break`` once nothing else refers to it) closes the connection, which makes
+    the server stop generating.
+    """
+    response = _open(method, path, options, body=body, accept="text/event-stream")
+    content_type = response.headers.get("content-type", "")
+    if not content_type.startswith("text/event-stream"):
+        raw = _read_all(response)
+        response.close()
+        raise APIError(
+            f"Asked for a stream, the server answered {content_type or 'no content type'}.",
+            http_status=response.status,
+            http_body=raw.decode("utf-8", "replace"),
+        )
+    return _chunks(response)
+
+
+def _chunks(response: http.client.HTTPResponse) -> ChunkStream:
+    try:
+        for event in iter_events(response.readline):
+            if event.data == "[DONE]":
+                return
+            try:
+                payload = json.loads(event.data)
+            except ValueError:
+                raise APIError(f"A stream event is not JSON: {event.data[:200]!r}", http_body=event.data) from None
+            if isinstance(payload, dict) and "error" in payload:
+                raise error_from_body(payload, event.data)
+            yield convert(payload)
+        raise APIConnectionError("The stream ended before the server sent [DONE]: the answer is incomplete.")
+    except socket.timeout:
+        raise Timeout("No part of the stream arrived within request_timeout.") from None
+    except (OSError, http.client.HTTPException) as e:
+        raise APIConnectionError(f"The stream broke: {e}") from e
+    finally:
+        response.close()
+
+
+def _open(
+    method: str,
+    path: str,
+    options: RequestOptions,
+    *,
+    body: Optional[Mapping[str, Any]] = None,
+    query: Optional[Mapping[str, Any]] = None,
+    accept: str,
+) -> http.client.HTTPResponse:
+    url = resolve_api_base(options.api_base) + path
+    if query:
+        url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+    headers: Dict[str, str] = {
+        "Authorization": f"Bearer {resolve_api_key(options.api_key)}",
+        "Accept": accept,
+        "User-Agent": USER_AGENT,
+    }
+    data: Optional[bytes] = None
+    if body is not None:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    prepared = urllib.request.Request(url, data=data, headers=headers, method=method)
+    timeout = resolve_timeout(options.request_timeout)
+    try:
+        if timeout is None:
+            return urllib.request.urlopen(prepared)  # type: ignore[no-any-return]
+        return urllib.request.urlopen(prepared, timeout=timeout)  # type: ignore[no-any-return]
+    except urllib.error.HTTPError as e:
+        raise _status_error(e) from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, socket.timeout):
+            raise Timeout(f"{method} {url}: no answer within {timeout} s.") from None
+        raise APIConnectionError(f"Could not reach Hearth at {url}: {e.reason}") from e
+    except socket.timeout:
+        raise Timeout(f"{method} {url}: no answer within {timeout} s.") from None
+    except (OSError, http.client.HTTPException) as e:
+        raise APIConnectionError(f"{method} {url} failed: {e}") from e
+
+
+def _status_error(e: urllib.error.HTTPError) -> HearthError:
+    try:
+        raw = e.read()
+    except (OSError, http.client.HTTPException):
+        raw = b""
+    finally:
+        e.close()
+    return error_from_status(e.code, raw.decode("utf-8", "replace"), dict(e.headers.items()) if e.headers else None)
+
+
+def _read_all(response: http.client.HTTPResponse) -> bytes:
+    try:
+        return response.read()
+    except socket.timeout:
+        raise Timeout("The answer did not arrive within request_timeout.") from None
+    except (OSError, http.client.HTTPException) as e:
+        raise APIConnectionError(f"The answer broke off: {e}") from e

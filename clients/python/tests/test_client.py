@@ -1,0 +1,214 @@
+"""The client against a running Hearth.
+
+Needs HEARTH_TEST_BASE_URL (the server), HEARTH_API_KEY (a key of the account `default`) and
+HEARTH_TEST_EXPECTED_JSON (the cases and the texts the server must answer greedily, computed
+from the demo model's tables; test/clients/python-client.test.ts passes all three). Without
+them these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import unittest
+from typing import Any, Dict, List
+from unittest import mock
+
+import in_tree  # noqa: F401 - before hearth: the package beside these tests
+
+import hearth
+import hearth.client
+from hearth import error
+
+BASE_URL = os.environ.get("HEARTH_TEST_BASE_URL")
+EXPECTED: Dict[str, Any] = json.loads(os.environ.get("HEARTH_TEST_EXPECTED_JSON") or "{}")
+
+
+@unittest.skipUnless(BASE_URL and EXPECTED, "no Hearth to test against (HEARTH_TEST_BASE_URL, HEARTH_TEST_EXPECTED_JSON)")
+class HearthTest(unittest.TestCase):
+    model: str = EXPECTED.get("model", "")
+
+    def setUp(self) -> None:
+        settings = mock.patch.multiple(hearth.client, api_key=None, api_base=BASE_URL, request_timeout=60.0)
+        settings.start()
+        self.addCleanup(settings.stop)
+        env = mock.patch.dict(os.environ)
+        env.start()
+        self.addCleanup(env.stop)
+
+
+class CompletionTest(HearthTest):
+    def test_greedy_completion_is_the_expected_text(self) -> None:
+        case = EXPECTED["completion"]
+        r = hearth.client.Completion.create(model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0)
+        self.assertEqual(r.object, "text_completion")
+        self.assertEqual(r.model, self.model)
+        self.assertEqual(r.choices[0].text, case["text"])
+        self.assertEqual(r["choices"][0]["text"], case["text"])
+        self.assertEqual(r.choices[0].finish_reason, "length")
+        self.assertEqual(r.usage.completion_tokens, case["max_tokens"])
+        self.assertEqual(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens)
+        self.assertEqual(json.loads(json.dumps(r.to_dict())), r.to_dict())
+
+    def test_streamed_chunks_add_up_to_the_same_text(self) -> None:
+        case = EXPECTED["completion"]
+        chunks = list(
+            hearth.client.Completion.create(
+                model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0, stream=True
+            )
+        )
+        self.assertGreater(len(chunks), 1)
+        self.assertEqual("".join(c.choices[0].text for c in chunks if c.choices), case["text"])
+        finishing = [c for c in chunks if c.choices and c.choices[0].finish_reason]
+        self.assertEqual(finishing[-1].choices[0].finish_reason, "length")
+        self.assertEqual(finishing[-1].usage.completion_tokens, case["max_tokens"])
+
+    def test_several_prompts_and_n_choices(self) -> None:
+        case = EXPECTED["multi"]
+        r = hearth.client.Completion.create(model=self.model, prompt=case["prompts"], n=2, max_tokens=case["max_tokens"], temperature=0)
+        self.assertEqual([c.index for c in r.choices], [0, 1, 2, 3])
+        self.assertEqual([c.text for c in r.choices], [t for t in case["texts"] for _ in range(2)])
+        self.assertEqual(r.usage.completion_tokens, 4 * case["max_tokens"])
+
+    def test_streamed_choices_are_told_apart_by_index(self) -> None:
+        case = EXPECTED["multi"]
+        texts: Dict[int, str] = {}
+        for c in hearth.client.Completion.create(model=self.model, prompt=case["prompts"], max_tokens=case["max_tokens"], temperature=0, stream=True):
+            for choice in c.choices:
+                texts[choice.index] = texts.get(choice.index, "") + choice.text
+        self.assertEqual([texts[i] for i in sorted(texts)], case["texts"])
+
+    def test_closing_a_stream_early_leaves_the_server_serving(self) -> None:
+        case = EXPECTED["completion"]
+        chunks = hearth.client.Completion.create(model=self.model, prompt=case["prompt"], max_tokens=400, temperature=0, stream=True)
+        next(chunks)
+        chunks.close()
+        r = hearth.client.Completion.create(model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0)
+        self.assertEqual(r.choices[0].text, case["text"])
+
+    def test_adapter_model(self) -> None:
+        case = EXPECTED.get("adapter")
+        if not case:
+            self.skipTest("no adapter deployed")
+        r = hearth.client.Completion.create(model=case["model"], prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0)
+        self.assertEqual(r.choices[0].text, case["text"])
+        self.assertNotEqual(case["text"], case["base_text"])
+        ids = {m.id: m for m in hearth.client.Model.list().data}
+        self.assertEqual(ids[case["model"]].parent, self.model)
+        retrieved = hearth.client.Model.retrieve(case["model"])
+        self.assertEqual((retrieved.kind, retrieved.deployment.state), ("lora", "DEPLOYED"))
+
+
+class ChatTest(HearthTest):
+    def test_chat_streamed_and_not(self) -> None:
+        case = EXPECTED["chat"]
+        r = hearth.client.ChatCompletion.create(model=self.model, messages=case["messages"], max_tokens=case["max_tokens"], temperature=0)
+        self.assertEqual(r.object, "chat.completion")
+        self.assertEqual(r.choices[0].message.role, "assistant")
+        self.assertEqual(r.choices[0].message.content, case["content"])
+
+        pieces: List[str] = []
+        roles: List[str] = []
+        for c in hearth.client.ChatCompletion.create(
+            model=self.model, messages=case["messages"], max_tokens=case["max_tokens"], temperature=0, stream=True
+        ):
+            self.assertEqual(c.object, "chat.completion.chunk")
+            for choice in c.choices:
+                if "role" in choice.delta:
+                    roles.append(choice.delta.role)
+                pieces.append(choice.delta.get("content") or "")
+        self.assertEqual(roles, ["assistant"])
+        self.assertEqual("".join(pieces), case["content"])
+
+    def test_usage_chunk_with_include_usage(self) -> None:
+        chunks = list(
+            hearth.client.ChatCompletion.create(
+                model=self.model,
+                messages=[{"role": "user", "content": "Hi"}],
+                max_tokens=5,
+                temperature=0,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
+        self.assertEqual(chunks[-1].choices, [])
+        self.assertEqual(chunks[-1].usage.completion_tokens, 5)
+
+
+class EmbeddingAndModelTest(HearthTest):
+    def test_embeddings(self) -> None:
+        r = hearth.client.Embedding.create(model=self.model, input=["a hearth", "a fireplace"])
+        self.assertEqual(r.object, "list")
+        self.assertEqual([d.index for d in r.data], [0, 1])
+        for d in r.data:
+            self.assertAlmostEqual(math.sqrt(sum(x * x for x in d.embedding)), 1.0, places=4)
+        short = hearth.client.Embedding.create(model=self.model, input="a hearth", dimensions=8)
+        self.assertEqual(len(short.data[0].embedding), 8)
+
+    def test_model_list_and_retrieve(self) -> None:
+        listed = hearth.client.Model.list()
+        self.assertEqual(listed.object, "list")
+        base = next(m for m in listed.data if m.id == self.model)
+        self.assertEqual((base.owned_by, base.kind), ("hearth", "base"))
+        retrieved = hearth.client.Model.retrieve(self.model)
+        self.assertEqual((retrieved.name, retrieved.kind, retrieved.state), (self.model, "base", "READY"))
+        with self.assertRaises(error.NotFoundError):
+            hearth.client.Model.retrieve("accounts/hearth/models/no-such-model")
+
+
+class ErrorTest(HearthTest):
+    def test_a_bad_key_is_an_authentication_error(self) -> None:
+        with self.assertRaises(error.AuthenticationError) as caught:
+            hearth.client.Model.list(api_key="hth_not_a_key")
+        self.assertEqual((caught.exception.http_status, caught.exception.code), (401, "unauthorized"))
+        self.assertTrue(caught.exception.message)
+
+    def test_an_unknown_model_is_not_found(self) -> None:
+        for stream in (False, True):
+            with self.subTest(stream=stream), self.assertRaises(error.NotFoundError) as caught:
+                hearth.client.Completion.create(model="accounts/hearth/models/no-such-model", prompt="x", stream=stream)
+            self.assertEqual((caught.exception.http_status, caught.exception.param), (404, "model"))
+
+    def test_a_bad_parameter_is_an_invalid_request_naming_it(self) -> None:
+        with self.assertRaises(error.InvalidRequestError) as caught:
+            hearth.client.Completion.create(model=self.model, prompt="x", temperature=3)
+        e = caught.exception
+        self.assertEqual((e.http_status, e.code, e.param, e.type), (400, "invalid_request", "temperature", "invalid_request_error"))
+        with self.assertRaises(error.InvalidRequestError) as chat:
+            hearth.client.ChatCompletion.create(model=self.model, messages=[{"role": "wizard", "content": "x"}], stream=True)
+        self.assertEqual(chat.exception.param, "messages[0].role")
+
+    def test_a_body_too_large_is_an_invalid_request(self) -> None:
+        limit = EXPECTED.get("max_body_bytes")
+        if not limit:
+            self.skipTest("the body limit is not known")
+        with self.assertRaises(error.InvalidRequestError) as caught:
+            hearth.client.Completion.create(model=self.model, prompt="x" * (limit + 1))
+        self.assertEqual((caught.exception.http_status, caught.exception.code), (413, "payload_too_large"))
+
+
+class KeyFromEnvironmentTest(HearthTest):
+    def test_hearth_api_key(self) -> None:
+        self.assertTrue(os.environ.get("HEARTH_API_KEY"))
+        self.assertEqual(hearth.client.Model.list().object, "list")
+
+    def test_service_api_key_alias(self) -> None:
+        os.environ["SERVICE_API_KEY"] = os.environ.pop("HEARTH_API_KEY")
+        self.assertEqual(hearth.client.Model.list().object, "list")
+
+    def test_hearth_api_key_wins_over_the_alias(self) -> None:
+        os.environ["SERVICE_API_KEY"] = "hth_not_a_key"
+        self.assertEqual(hearth.client.Model.list().object, "list")
+        os.environ["SERVICE_API_KEY"], os.environ["HEARTH_API_KEY"] = os.environ["HEARTH_API_KEY"], "hth_not_a_key"
+        with self.assertRaises(error.AuthenticationError):
+            hearth.client.Model.list()
+
+    def test_base_url_from_the_environment_without_v1(self) -> None:
+        hearth.client.api_base = None
+        os.environ["HEARTH_BASE_URL"] = str(BASE_URL).rstrip("/").rsplit("/v1", 1)[0]
+        self.assertEqual(hearth.client.Model.list().object, "list")
+
+
+if __name__ == "__main__":
+    unittest.main()

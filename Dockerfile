@@ -8,6 +8,7 @@ COPY tsconfig.json drizzle.config.ts ./
 COPY src ./src
 COPY drizzle ./drizzle
 COPY scripts ./scripts
+COPY bin ./bin
 VOLUME /data
 EXPOSE 8080
 CMD ["npm", "run", "start:api"]

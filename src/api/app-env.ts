@@ -31,6 +31,8 @@ export interface ManagementServices {
 export interface Caller {
   accountId: string;
   keyId: string;
+  /** The key's first characters, as listings show it (auth/api-keys.ts apiKeyPrefix). */
+  keyPrefix: string;
   role: "admin" | "user";
 }
 

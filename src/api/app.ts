@@ -14,6 +14,7 @@ import { deploymentRoutes } from "./management/deployment-routes.js";
 import { fileRoutes } from "./management/file-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
 import { openApiRoutes } from "./openapi/openapi-routes.js";
+import { versionRoutes } from "./version.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
 
@@ -24,6 +25,8 @@ export function createApp(deps: AppDeps) {
   app.route("/", healthRoutes(deps));
 
   app.route("/", openApiRoutes());
+  // Public, mounted before the key check of /v1.
+  app.route("/", versionRoutes());
 
   const v1 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

@@ -116,7 +116,7 @@ describe("the OpenAPI document", () => {
       const declared = [...(doc.paths[route].parameters ?? []), ...(op.parameters ?? [])].map(resolve);
       const inPath = [...route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
       expect(declared.filter((p: Json) => p.in === "path").map((p: Json) => p.name).sort(), where).toEqual(inPath);
-      const isPublic = !route.startsWith("/v1/") || route === "/v1/openapi.json";
+      const isPublic = !route.startsWith("/v1/") || route === "/v1/openapi.json" || route === "/v1/version";
       expect(op.security, where).toEqual(isPublic ? [] : undefined);
       if (!isPublic) expect(statuses, where).toEqual(expect.arrayContaining(["401", "503"]));
       for (const status of statuses.filter((s) => /^[45]/.test(s) && route !== "/readyz")) {
@@ -187,7 +187,10 @@ describe("the API, checked against its document", () => {
     expectDocumented("GET", "/healthz", health.status, await health.json());
     const ready = await fetch(`${hearth.url}/readyz`);
     expectDocumented("GET", "/readyz", ready.status, await ready.json());
-    expect((await call("GET", "/v1/whoami")).body).toMatchObject({ accountId: "default", role: "admin" });
+    const version = await fetch(`${hearth.url}/v1/version`);
+    expectDocumented("GET", "/v1/version", version.status, await version.json());
+    expect(version.status).toBe(200);
+    expect((await call("GET", "/v1/whoami")).body).toMatchObject({ accountId: "default", role: "admin", keyPrefix: hearth.apiKey.slice(0, 12) });
     expect((await call("GET", "/v1/accounts")).status).toBe(200);
     expect((await call("GET", "/v1/accounts/default")).status).toBe(200);
     expect((await call("GET", "/v1/accounts/someone-else")).status).toBe(404);

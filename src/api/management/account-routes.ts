@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../app-env.js";
-import { accountResource } from "./resources.js";
+import { accountResource, whoAmIResource } from "./resources.js";
 
 /** Who the key is, and the accounts it may use (its own). */
 export function accountRoutes({ management }: AppDeps) {
@@ -17,7 +17,6 @@ export function accountRoutes({ management }: AppDeps) {
     })
     .get("/whoami", async (c) => {
       const caller = c.get("caller");
-      const account = await catalog.account(caller);
-      return c.json({ accountId: caller.accountId, keyId: caller.keyId, role: caller.role, account: accountResource(account) });
+      return c.json(whoAmIResource(caller, await catalog.account(caller)));
     });
 }

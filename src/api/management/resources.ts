@@ -1,4 +1,5 @@
 import type { Account } from "../../db/schema/accounts.js";
+import type { Caller } from "../app-env.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import type { Model } from "../../db/schema/models.js";
 import { modelName } from "../../model-name.js";
@@ -51,5 +52,16 @@ export function accountResource(a: Account) {
     enterprise: a.enterprise,
     maxDeployedModels: a.enterprise ? null : a.maxDeployedModels,
     createTime: a.createdAt.toISOString(),
+  };
+}
+
+/** GET /v1/whoami: the key (its ID and the prefix listings show) and its account. */
+export function whoAmIResource(caller: Caller, account: Account) {
+  return {
+    accountId: caller.accountId,
+    keyId: caller.keyId,
+    keyPrefix: caller.keyPrefix,
+    role: caller.role,
+    account: accountResource(account),
   };
 }

@@ -18,7 +18,7 @@ export function requireApiKey(db: Db) {
     }
     const key = await orUnavailable(authenticateApiKey(db, match[1]!));
     if (!key) throw new AppError("unauthorized", "Invalid API key.");
-    c.set("caller", { accountId: key.accountId, keyId: key.keyId, role: key.role });
+    c.set("caller", { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, role: key.role });
     await next();
   });
 }

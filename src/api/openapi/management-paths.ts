@@ -75,7 +75,7 @@ function accountPaths(): Record<string, JsonSchema> {
         operationId: "whoAmI",
         summary: "Who the API key is",
         tag: ACCOUNTS,
-        responses: { "200": jsonResponse("The key's account, ID and role.", schemaRef("WhoAmI")) },
+        responses: { "200": jsonResponse("The key's account, ID, prefix and role.", schemaRef("WhoAmI")) },
       }),
     },
   };

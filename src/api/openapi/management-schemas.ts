@@ -139,10 +139,14 @@ export function managementSchemas(): Record<string, JsonSchema> {
     WhoAmI: {
       type: "object",
       additionalProperties: false,
-      required: ["accountId", "keyId", "role", "account"],
+      required: ["accountId", "keyId", "keyPrefix", "role", "account"],
       properties: {
         accountId: { type: "string" },
         keyId: { type: "string", description: "The API key's ID." },
+        keyPrefix: {
+          type: "string",
+          description: "The key's first 12 characters, as `npm run admin -- list-keys` shows them (the rest is never shown).",
+        },
         role: { type: "string", enum: ["admin", "user"] },
         account: schemaRef("Account"),
       },
@@ -151,9 +155,15 @@ export function managementSchemas(): Record<string, JsonSchema> {
   };
 }
 
-/** /healthz and /readyz (outside /v1, no key). */
+/** /healthz, /readyz and /v1/version (no key). */
 export function healthSchemas(): Record<string, JsonSchema> {
   return {
+    Version: {
+      type: "object",
+      additionalProperties: false,
+      required: ["version"],
+      properties: { version: { type: "string", description: "The server's version (its package.json), e.g. `0.1.0`." } },
+    },
     Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
     Readiness: {
       type: "object",

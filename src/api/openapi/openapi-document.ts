@@ -31,7 +31,7 @@ export function openApiDocument(): Record<string, unknown> {
       { name: "OpenAI", description: "The OpenAI-compatible inference endpoints." },
       { name: "Models", description: "Adapter models: create, upload, validate, deploy, undeploy, delete." },
       { name: "Accounts", description: "The key's account." },
-      { name: "Service", description: "Health checks and this document; no API key needed." },
+      { name: "Service", description: "Health checks, the version and this document; no API key needed." },
     ],
     paths: { ...servicePaths(), ...openAiPaths(), ...managementPaths() },
     components: {
@@ -80,6 +80,15 @@ function servicePaths(): Record<string, JsonSchema> {
           "200": jsonResponse("Ready.", schemaRef("Readiness")),
           "503": jsonResponse("Not ready; the fields say what is down.", schemaRef("Readiness")),
         },
+      }),
+    },
+    "/v1/version": {
+      get: operation({
+        operationId: "getVersion",
+        summary: "The server's version",
+        tag: TAG,
+        public: true,
+        responses: { "200": jsonResponse("The version of Hearth this server runs.", schemaRef("Version")) },
       }),
     },
     "/openapi.json": document("getOpenApiDocument"),

@@ -26,6 +26,11 @@ function badName(message: string): AppError {
   return new AppError("invalid_request", message, { param: "file_name" });
 }
 
+/** A PyTorch pickle (adapter_model.bin and the like), refused because loading one can run code. */
+export function isPickleFileName(name: string): boolean {
+  return PICKLE_SUFFIXES.some((suffix) => name.toLowerCase().endsWith(suffix));
+}
+
 export function isAddonFileName(name: string): name is AddonFileName {
   return (ADDON_FILE_NAMES as readonly string[]).includes(name);
 }
@@ -38,7 +43,7 @@ export function checkAddonFileName(name: string): void {
     const shown = JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
     throw badName(`${shown}: a file name must be a plain name: no folders ("/", "\\"), no leading "." and no control characters`);
   }
-  if (PICKLE_SUFFIXES.some((suffix) => name.toLowerCase().endsWith(suffix))) {
+  if (isPickleFileName(name)) {
     throw badName(
       `${name}: PyTorch pickle files are not accepted (loading one can run code). ` +
         `Save the adapter with save_pretrained(..., safe_serialization=True) and upload adapter_model.safetensors with adapter_config.json`,

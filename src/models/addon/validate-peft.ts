@@ -5,7 +5,7 @@ import { PEFT_CONFIG, PEFT_WEIGHTS, readAddonJson, requireAddonFile } from "./ad
 import { baseWeightFor, type AddonBase } from "./addon-base.js";
 import { addonPlan, type AddonLimits, type AddonLoraWeight, type AddonPlan } from "./addon-plan.js";
 import { checkFactorShapes, checkRank, finiteMaxAbs } from "./lora-checks.js";
-import { parsePeftConfig, peftModuleRank, peftModuleScale, targetModulesInclude } from "./peft-config.js";
+import { parsePeftConfig, peftModuleRank, peftModuleScale, targetModulesInclude, type PeftConfig } from "./peft-config.js";
 import { parsePeftTensorName, type PeftTensorName } from "./peft-tensor-names.js";
 import { fitsRopeRowOrder, ropeRowHeads } from "./rope-row-order.js";
 
@@ -24,15 +24,10 @@ export async function validatePeftAddon(files: ReadonlyMap<string, string>, base
   const weights: (AddonLoraWeight & { index: number })[] = [];
   for (const { name, a, b } of modules.values()) {
     const weight = baseWeightFor(base, name, PEFT_WEIGHTS, a.name);
-    if (targetModulesInclude(config, name.module) === false) {
-      throw fileProblem(PEFT_WEIGHTS, `tensor ${a.name} adapts ${name.module}, which target_modules in ${PEFT_CONFIG} does not select`);
-    }
+    checkTargetSelected(config, { name, a });
     const rank = checkFactorShapes(PEFT_WEIGHTS, a, b, weight);
     checkRank(rank, limits, PEFT_WEIGHTS, `tensor ${a.name}`);
-    const expectedRank = peftModuleRank(config, name.module);
-    if (rank !== expectedRank) {
-      throw fileProblem(PEFT_WEIGHTS, `tensor ${a.name} has rank ${rank}, but ${PEFT_CONFIG} gives ${name.module} rank ${expectedRank}`);
-    }
+    checkConfiguredRank(config, { name, a }, rank);
     const ropeHeads = ropeRowHeads(base.architecture, name.kind, base);
     if (ropeHeads !== null && !fitsRopeRowOrder(weight.shape[0], ropeHeads)) {
       throw fileProblem(PEFT_WEIGHTS, `tensor ${b.name}: ${weight.shape[0]} rows do not split into ${ropeHeads} attention heads of the base model`);
@@ -59,14 +54,29 @@ export async function validatePeftAddon(files: ReadonlyMap<string, string>, base
   return addonPlan("peft", base.architecture, config.loraAlpha, weights);
 }
 
-interface ModuleTensors {
+export interface ModuleTensors {
   name: PeftTensorName;
   a: SafetensorsTensorInfo;
   b: SafetensorsTensorInfo;
 }
 
+/** target_modules in adapter_config.json must select every module the weights adapt. */
+export function checkTargetSelected(config: PeftConfig, { name, a }: Pick<ModuleTensors, "name" | "a">): void {
+  if (targetModulesInclude(config, name.module) === false) {
+    throw fileProblem(PEFT_WEIGHTS, `tensor ${a.name} adapts ${name.module}, which target_modules in ${PEFT_CONFIG} does not select`);
+  }
+}
+
+/** A module's rank (A's rows) must be the one adapter_config.json gives it (r, or its rank_pattern entry). */
+export function checkConfiguredRank(config: PeftConfig, { name, a }: Pick<ModuleTensors, "name" | "a">, rank: number): void {
+  const expectedRank = peftModuleRank(config, name.module);
+  if (rank !== expectedRank) {
+    throw fileProblem(PEFT_WEIGHTS, `tensor ${a.name} has rank ${rank}, but ${PEFT_CONFIG} gives ${name.module} rank ${expectedRank}`);
+  }
+}
+
 /** Groups the tensors by module; every lora_A needs its lora_B and vice versa. */
-function pairByModule(tensors: readonly SafetensorsTensorInfo[]): Map<string, ModuleTensors> {
+export function pairByModule(tensors: readonly SafetensorsTensorInfo[]): Map<string, ModuleTensors> {
   const halves = new Map<string, { name: PeftTensorName; A?: SafetensorsTensorInfo; B?: SafetensorsTensorInfo }>();
   for (const tensor of tensors) {
     const name = parsePeftTensorName(tensor.name);

@@ -102,6 +102,12 @@ describe("validateAddon (GGUF)", () => {
       );
     });
 
+    it("an activated LoRA (its invocation tokens need runtime support Hearth does not have)", async () => {
+      expect(await problem(q, metadata({ "adapter.alora.invocation_tokens": gguf.i32s([1, 2]) }))).toBe(
+        "adapter.gguf: activated LoRA adapters (adapter.alora.invocation_tokens) are not supported",
+      );
+    });
+
     it("another architecture than the base model's", async () => {
       expect(await problem(q, metadata({ "general.architecture": gguf.str("qwen2") }))).toBe(
         "adapter.gguf: general.architecture is qwen2, but the base model's is llama",

@@ -1,0 +1,213 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import type { z } from "zod";
+import type { createModelBody, updateModelBody } from "../api/management/protocol.js";
+import type { accountResource, modelResource, whoAmIResource } from "../api/management/resources.js";
+import { streamFile, type RawAnswer } from "./http-upload.js";
+
+/**
+ * A typed client of Hearth's management API (docs/api.md), the only way the CLI talks to
+ * a server. Request types come from the server's zod schemas, answer types from the
+ * functions that shape its answers. Failures are HearthApiError (the server answered with
+ * an error) or HearthConnectionError (no answer).
+ */
+
+export type Model = ReturnType<typeof modelResource>;
+export type Deployment = NonNullable<Model["deployment"]>;
+export type Account = ReturnType<typeof accountResource>;
+export type WhoAmI = ReturnType<typeof whoAmIResource>;
+export type CreateModelRequest = z.input<typeof createModelBody>;
+export type UpdateModelRequest = z.input<typeof updateModelBody>;
+export interface ModelPage {
+  models: Model[];
+  nextPageToken: string;
+}
+export interface AccountList {
+  accounts: Account[];
+  nextPageToken: string;
+}
+export interface UploadedFile {
+  name: string;
+  size: number;
+  sha256: string | null;
+}
+
+/** The server's error answer: {"error": {message, type, param, code}} and its status. */
+export class HearthApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+    this.name = "HearthApiError";
+  }
+}
+
+export class HearthConnectionError extends Error {
+  constructor(readonly server: string, readonly reason: string, options?: { cause?: unknown }) {
+    super(`Cannot reach Hearth at ${server} (${reason})`, options);
+    this.name = "HearthConnectionError";
+  }
+}
+
+export interface UploadOptions {
+  onProgress?: (sentBytes: number, totalBytes: number) => void;
+  signal?: AbortSignal;
+}
+
+export class HearthClient {
+  readonly server: string;
+
+  constructor(server: string, private readonly apiKey?: string) {
+    this.server = normalizeServer(server);
+  }
+
+  version = () => this.call<{ version: string }>("GET", "/v1/version");
+  whoami = () => this.call<WhoAmI>("GET", "/v1/whoami");
+  listAccounts = () => this.call<AccountList>("GET", "/v1/accounts");
+
+  listModels(accountId: string, query: { pageSize?: number; pageToken?: string; filter?: string } = {}): Promise<ModelPage> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(key, String(value));
+    const search = params.size ? `?${params}` : "";
+    return this.call("GET", `${modelsPath(accountId)}${search}`);
+  }
+
+  /** Every model of the account, page after page. */
+  async *allModels(accountId: string, options: { filter?: string; pageSize?: number } = {}): AsyncGenerator<Model> {
+    let pageToken: string | undefined;
+    do {
+      const page = await this.listModels(accountId, { pageSize: options.pageSize ?? 200, pageToken, filter: options.filter });
+      yield* page.models;
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+  }
+
+  getModel = (accountId: string, modelId: string) => this.call<Model>("GET", modelPath(accountId, modelId));
+  createModel = (accountId: string, body: CreateModelRequest) => this.call<Model>("POST", modelsPath(accountId), body);
+  updateModel = (accountId: string, modelId: string, body: UpdateModelRequest) =>
+    this.call<Model>("PATCH", modelPath(accountId, modelId), body);
+  validateModel = (accountId: string, modelId: string) => this.call<Model>("POST", `${modelPath(accountId, modelId)}/validate`);
+  deployModel = (accountId: string, modelId: string) => this.call<Model>("POST", `${modelPath(accountId, modelId)}/deploy`);
+  undeployModel = (accountId: string, modelId: string) => this.call<Model>("POST", `${modelPath(accountId, modelId)}/undeploy`);
+
+  /**
+   * Polls the model until its deployment is in `target` (null: gone) or FAILED, calling
+   * onUpdate with every answer; returns the last answer, also when `timeoutMs` ran out.
+   */
+  async waitForDeployment(
+    accountId: string,
+    modelId: string,
+    target: Deployment["state"] | null,
+    options: { onUpdate?: (model: Model) => void; intervalMs?: number; timeoutMs?: number } = {},
+  ): Promise<Model> {
+    const deadline = Date.now() + (options.timeoutMs ?? Infinity);
+    for (;;) {
+      const model = await this.getModel(accountId, modelId);
+      options.onUpdate?.(model);
+      const state = model.deployment?.state ?? null;
+      if (state === target || state === "FAILED" || Date.now() >= deadline) return model;
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 500));
+    }
+  }
+
+  async deleteModel(accountId: string, modelId: string, options: { force?: boolean } = {}): Promise<void> {
+    await this.call("DELETE", `${modelPath(accountId, modelId)}${options.force ? "?force=true" : ""}`);
+  }
+
+  /** Removes one uploaded file of a model that is UPLOADING or FAILED. */
+  async deleteFile(accountId: string, modelId: string, fileName: string): Promise<void> {
+    await this.call("DELETE", `${modelPath(accountId, modelId)}/files/${encodeURIComponent(fileName)}`);
+  }
+
+  /** PUTs a local file as one of the model's files, with its SHA-256 so the server stores nothing corrupted. */
+  async uploadFile(accountId: string, modelId: string, fileName: string, file: string, options: UploadOptions = {}): Promise<UploadedFile> {
+    const { size } = await stat(file);
+    const sha256 = await fileSha256(file, options.signal);
+    const url = this.url(`${modelPath(accountId, modelId)}/files/${encodeURIComponent(fileName)}`);
+    let answer: RawAnswer;
+    try {
+      answer = await streamFile({
+        url,
+        method: "PUT",
+        headers: { ...this.headers(), "x-content-sha256": sha256 },
+        file,
+        size,
+        signal: options.signal,
+        onProgress: (sent) => options.onProgress?.(sent, size),
+      });
+    } catch (cause) {
+      if (options.signal?.aborted) throw cause;
+      throw new HearthConnectionError(this.server, errorReason(cause), { cause });
+    }
+    return this.parse<UploadedFile>(answer);
+  }
+
+  private url(route: string): URL {
+    return new URL(`${this.server}${route}`);
+  }
+
+  private headers(): Record<string, string> {
+    return { accept: "application/json", ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) };
+  }
+
+  private async call<T>(method: string, route: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(this.url(route), {
+        method,
+        headers: { ...this.headers(), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (cause) {
+      throw new HearthConnectionError(this.server, errorReason(cause), { cause });
+    }
+    return this.parse<T>({ status: response.status, text: await response.text() });
+  }
+
+  private parse<T>({ status, text }: RawAnswer): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (status >= 200 && status < 300 && json !== undefined) return json as T;
+    const error = (json as { error?: { message?: unknown; code?: unknown; param?: unknown } } | undefined)?.error;
+    if (error && typeof error.message === "string") {
+      throw new HearthApiError(status, String(error.code ?? status), error.message, typeof error.param === "string" ? error.param : null);
+    }
+    const excerpt = text.trim().slice(0, 200) || "empty body";
+    throw new HearthApiError(status, `http_${status}`, `HTTP ${status} from ${this.server}, which does not look like Hearth: ${excerpt}`);
+  }
+}
+
+/** http://host:8080, http://host:8080/ and http://host:8080/v1 all mean the server at http://host:8080. */
+export function normalizeServer(server: string): string {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    throw new TypeError(`${JSON.stringify(server)} is not a URL (expected e.g. http://localhost:8080)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${server}: only http:// and https:// servers`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, "").replace(/\/v1$/, "")}`;
+}
+
+const modelsPath = (accountId: string) => `/v1/accounts/${encodeURIComponent(accountId)}/models`;
+const modelPath = (accountId: string, modelId: string) => `${modelsPath(accountId)}/${encodeURIComponent(modelId)}`;
+
+async function fileSha256(file: string, signal?: AbortSignal): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(file, { signal })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+function errorReason(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause ?? error;
+  const code = (cause as NodeJS.ErrnoException).code;
+  return code ?? (cause as Error).message ?? String(cause);
+}

@@ -1,0 +1,101 @@
+import type { Command } from "commander";
+import { HearthClient, normalizeServer } from "./api-client.js";
+import { DEFAULT_PROFILE, authFilePath, readAuthFile, type Profile } from "./config-file.js";
+import { CliError, EXIT, usageError } from "./exit-codes.js";
+import { Output, type OutputFormat } from "./output.js";
+
+/**
+ * What every command runs with: the global options, resolved against the environment and
+ * the profile in auth.ini. Precedence: option, then environment, then the profile, then
+ * the default.
+ */
+
+export const DEFAULT_SERVER = "http://localhost:8080";
+
+export interface GlobalOptions {
+  server?: string;
+  apiKey?: string;
+  accountId?: string;
+  profile?: string;
+  output: OutputFormat;
+  quiet?: boolean;
+  color: boolean;
+}
+
+export interface ApiKeySetting {
+  value: string;
+  from: "option" | "environment" | "profile";
+}
+
+export class CliContext {
+  private whoamiAccount: Promise<string> | undefined;
+
+  constructor(
+    readonly options: GlobalOptions,
+    readonly out: Output,
+    readonly authFile: string,
+    readonly profileName: string,
+    readonly profile: Profile,
+    readonly server: string,
+    readonly apiKey: ApiKeySetting | undefined,
+    readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** A client with the API key; no key is exit code 3. */
+  client(): HearthClient {
+    if (!this.apiKey) {
+      throw new CliError(
+        EXIT.notSignedIn,
+        "Not signed in.",
+        "Run `hearth signin`, or set HEARTH_API_KEY (or pass --api-key).",
+      );
+    }
+    return new HearthClient(this.server, this.apiKey.value);
+  }
+
+  /** A client for the routes that need no key (the version). */
+  anonymousClient(): HearthClient {
+    return new HearthClient(this.server, this.apiKey?.value);
+  }
+
+  /** --account-id, else the key's own account (remembered by signin, else asked of the server). */
+  accountId(): Promise<string> {
+    if (this.options.accountId) return Promise.resolve(this.options.accountId);
+    if (this.apiKey?.from === "profile" && this.profile.account_id) return Promise.resolve(this.profile.account_id);
+    this.whoamiAccount ??= this.client().whoami().then((w) => w.accountId);
+    return this.whoamiAccount;
+  }
+}
+
+export async function createContext(command: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
+  const options = command.optsWithGlobals<GlobalOptions>();
+  const out = new Output({ format: options.output, quiet: options.quiet === true, color: options.color !== false }, process.stdout, process.stderr, env);
+  const file = authFilePath(env);
+  const profileName = options.profile ?? DEFAULT_PROFILE;
+  let profiles;
+  try {
+    profiles = await readAuthFile(file);
+  } catch (e) {
+    throw usageError(`Cannot read ${file}: ${(e as Error).message}.`, "Fix or remove the file, then run `hearth signin`.");
+  }
+  const profile = profiles.get(profileName);
+  if (options.profile && !profile && command.name() !== "signin") {
+    throw new CliError(EXIT.notSignedIn, `There is no profile "${profileName}" in ${file}.`, `Run \`hearth signin --profile ${profileName}\`.`);
+  }
+  const serverText = options.server ?? env.HEARTH_BASE_URL ?? profile?.server ?? DEFAULT_SERVER;
+  let server: string;
+  try {
+    server = normalizeServer(serverText);
+  } catch (e) {
+    throw usageError(`Invalid server address: ${(e as Error).message}.`, "Pass e.g. --server http://localhost:8080.");
+  }
+  return new CliContext(options, out, file, profileName, profile ?? {}, server, apiKeySetting(options, env, profile), env);
+}
+
+function apiKeySetting(options: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined): ApiKeySetting | undefined {
+  if (options.apiKey) return { value: options.apiKey, from: "option" };
+  const fromEnv = env.HEARTH_API_KEY || env.SERVICE_API_KEY;
+  if (fromEnv) return { value: fromEnv, from: "environment" };
+  if (profile?.api_key) return { value: profile.api_key, from: "profile" };
+  return undefined;
+}

@@ -44,7 +44,7 @@ interface Served {
 export class HearthWorker {
   readonly id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   /**
-   * For tests and metrics: "job-finished" (JobFinished) after every job, and each
+   * For tests and metrics: "job-started" ({requestId}) and "job-finished" (JobFinished) around every job, and each
    * ServingEvent under its type ("adapter-loaded", "adapter-evicted", "model-recycled",
    * "model-disposed").
    */
@@ -163,6 +163,7 @@ export class HearthWorker {
     const emit = (event: StreamEvent) =>
       void publishEvent(this.publisher, payload.replyTo, payload.requestId, event).catch(() => {});
     const signal = this.cancellations.start(payload.requestId);
+    this.events.emit("job-started", { requestId: payload.requestId });
     try {
       // Inside the try, so even this (a job on the wrong queue) ends with an error event.
       const served = this.served.get(payload.model.baseModelId);

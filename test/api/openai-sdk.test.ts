@@ -195,11 +195,12 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
   it("stops generating when the client of a non-streamed request goes away", async () => {
     const finished = new Promise<JobFinished>((resolve) => hearth.worker!.events.once("job-finished", resolve));
     const controller = new AbortController();
+    // Abort once the worker runs it (a job aborted while still queued is withdrawn, never run).
+    hearth.worker!.events.once("job-started", () => setTimeout(() => controller.abort(), 10));
     const request = client.chat.completions.create(
       { model: MODEL, messages: [{ role: "user", content: "Go on" }], temperature: 0 },
       { signal: controller.signal },
     );
-    setTimeout(() => controller.abort(), 50);
     await expect(request).rejects.toThrow();
     const outcome = await finished;
     expect(outcome.outcome?.finishReasons).toEqual(["cancelled"]);

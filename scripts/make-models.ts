@@ -1,35 +1,79 @@
 /**
- * Builds the demo models (hearth-tiny and its example LoRA in PEFT and GGUF form).
+ * Builds the demo models (hearth-tiny and its example LoRA in PEFT and GGUF form), or the
+ * benchmark models (random weights in real shapes, with PEFT LoRA adapters).
  *
  *   npm run make-models -- [--out DIR] [--force]
+ *   npm run make-models -- --bench [--bench-large] [--adapters N] [--out DIR] [--force]
  *
- * DIR defaults to the configured model directory (HEARTH_MODEL_DIR, else <HEARTH_DATA_DIR>/models).
- * Existing artifacts are kept unless --force is given.
+ * Demo models: DIR defaults to the configured model directory (HEARTH_MODEL_DIR, else
+ * <HEARTH_DATA_DIR>/models). Benchmark models: DIR defaults to <HEARTH_DATA_DIR>/bench-models
+ * and may not be the model directory (a worker serves every .gguf there); --bench builds
+ * the SmolLM-135M shape (about 175 MB), --bench-large a Llama-3.2-1B shape (about 1.3 GB),
+ * each with N adapters (default 8). Existing artifacts are kept unless --force is given.
  */
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
+import { DEFAULT_BENCH_ADAPTERS, buildBenchModels } from "../src/models/bench-models.js";
 import { buildDemoModels } from "../src/models/demo-models.js";
+
+const usage = [
+  "usage: npm run make-models -- [--out DIR] [--force]",
+  "       npm run make-models -- --bench [--bench-large] [--adapters N] [--out DIR] [--force]",
+].join("\n");
 
 const { values } = parseArgs({
   options: {
     out: { type: "string" },
     force: { type: "boolean", default: false },
+    bench: { type: "boolean", default: false },
+    "bench-large": { type: "boolean", default: false },
+    adapters: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 
 if (values.help) {
-  console.log("usage: npm run make-models -- [--out DIR] [--force]");
+  console.log(usage);
   process.exit(0);
 }
 
-const dir = values.out ?? loadConfig(process.env).modelDir;
-const models = await buildDemoModels(dir, { force: values.force });
-if (models.written.length === 0) {
-  console.log(`demo models already present in ${models.dir} (use --force to rebuild)`);
+const config = loadConfig(process.env);
+const benchBuilds = [...(values.bench ? [{ large: false }] : []), ...(values["bench-large"] ? [{ large: true }] : [])];
+
+if (benchBuilds.length === 0) {
+  if (values.adapters !== undefined) fail("--adapters goes with --bench or --bench-large");
+  const models = await buildDemoModels(values.out ?? config.modelDir, { force: values.force });
+  if (models.written.length === 0) {
+    console.log(`demo models already present in ${models.dir} (use --force to rebuild)`);
+  } else {
+    for (const written of models.written) console.log(`wrote ${written}`);
+  }
+  console.log(`base model:          ${models.baseModel}`);
+  console.log(`LoRA (PEFT):         ${models.peftAdapterDir}`);
+  console.log(`LoRA (GGUF):         ${models.ggufAdapter}`);
 } else {
-  for (const written of models.written) console.log(`wrote ${written}`);
+  const adaptersArg = values.adapters ?? String(DEFAULT_BENCH_ADAPTERS);
+  if (!/^\d{1,4}$/.test(adaptersArg)) fail(`--adapters must be a whole number, not ${adaptersArg}`);
+  const adapters = Number(adaptersArg);
+  const dir = path.resolve(values.out ?? path.join(config.dataDir, "bench-models"));
+  if (dir === config.modelDir) fail(`${dir} is the model directory, whose every .gguf is served: choose another --out for benchmark models`);
+  for (const { large } of benchBuilds) {
+    const started = performance.now();
+    const models = await buildBenchModels(dir, {
+      adapters,
+      large,
+      force: values.force,
+      onWrite: (artifact) => console.log(`writing ${artifact}`),
+    });
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(models.written.length === 0 ? `${models.baseModelId}: already present (use --force to rebuild)` : `${models.baseModelId}: ${models.written.length} written in ${seconds} s`);
+    console.log(`base model:          ${models.baseModel}  (serve it with HEARTH_MODEL_DIR=${models.dir})`);
+    console.log(`LoRA adapters (PEFT): ${models.adapterDirs.length} in ${path.join(models.dir, "adapters")}`);
+  }
 }
-console.log(`base model:          ${models.baseModel}`);
-console.log(`LoRA (PEFT):         ${models.peftAdapterDir}`);
-console.log(`LoRA (GGUF):         ${models.ggufAdapter}`);
+
+function fail(message: string): never {
+  console.error(`${message}\n${usage}`);
+  process.exit(2);
+}

@@ -1,0 +1,110 @@
+/**
+ * Hearth's benchmark: runs Hearth for real (API and worker processes, Redis, PGlite or
+ * PostgreSQL) on a random-weight model of a real shape and measures six scenarios
+ * against the targets in docs/performance.md.
+ *
+ *   npm run bench -- [--quick] [--scenarios overhead,floor,...] [--db pglite|postgres] [--large]
+ *                    [--threads N] [--models-dir DIR] [--out DIR] [--profile DIR] [--no-progress]
+ *
+ * Prints a table and writes bench/results/<timestamp>-<quick|full>.json and latest.json.
+ */
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../src/config.js";
+import { renderProfiles, summarizeProfiles } from "../src/bench/cpu-profile.js";
+import { createProgress, silentProgress } from "../src/bench/progress.js";
+import { renderReport } from "../src/bench/report-table.js";
+import { writeResults } from "../src/bench/results-file.js";
+import { runBench } from "../src/bench/run-bench.js";
+import { SCENARIO_IDS, type ScenarioId } from "../src/bench/scenario.js";
+import { fullSizes, quickSizes } from "../src/bench/sizes.js";
+
+const usage = `usage: npm run bench -- [options]
+  --quick                 fewer repetitions (under 3 minutes on 2 cores); default: the full run
+  --scenarios LIST        comma-separated, of: ${SCENARIO_IDS.join(", ")} (default: all)
+  --db pglite|postgres    the API's database (default pglite; postgres: a fresh database on --postgres-url)
+  --postgres-url URL      admin URL of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
+  --large                 the Llama-3.2-1B shape (about 1.3 GB) instead of SmolLM-135M
+  --threads N             llama.cpp threads per worker context (default: the number of cores, as Hearth's default)
+  --sequences N           sequences per llama.cpp context, base and adapter contexts alike (default 16)
+  --worker-concurrency N  jobs one worker takes at once (default 16)
+  --models-dir DIR        where the benchmark models are built and kept (default <HEARTH_DATA_DIR>/bench-models)
+  --out DIR               results directory (default bench/results)
+  --profile DIR           write CPU profiles (node --cpu-prof) of the API and worker processes to DIR
+  --no-progress           no progress line`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    scenarios: { type: "string" },
+    db: { type: "string", default: "pglite" },
+    "postgres-url": { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
+    large: { type: "boolean", default: false },
+    threads: { type: "string" },
+    sequences: { type: "string", default: "16" },
+    "worker-concurrency": { type: "string", default: "16" },
+    "models-dir": { type: "string" },
+    out: { type: "string", default: "bench/results" },
+    profile: { type: "string" },
+    "no-progress": { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
+});
+
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const fail = (message: string): never => {
+  console.error(`${message}\n${usage}`);
+  process.exit(2);
+};
+
+const scenarios = (values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean) ?? [...SCENARIO_IDS]) as ScenarioId[];
+for (const id of scenarios) if (!SCENARIO_IDS.includes(id)) fail(`unknown scenario ${JSON.stringify(id)}`);
+if (values.db !== "pglite" && values.db !== "postgres") fail(`--db must be pglite or postgres, not ${values.db}`);
+const wholeNumber = (option: string, value: string, max: number) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) fail(`--${option} must be a whole number from 1 to ${max}`);
+  return n;
+};
+const threads = values.threads === undefined ? os.availableParallelism() : wholeNumber("threads", values.threads, 256);
+const sequences = wholeNumber("sequences", values.sequences, 64);
+const concurrency = wholeNumber("worker-concurrency", values["worker-concurrency"], 64);
+
+const config = loadConfig(process.env);
+const sizes = values.quick ? quickSizes : fullSizes;
+const report = await runBench({
+  mode: values.quick ? "quick" : "full",
+  sizes,
+  scenarios,
+  db: values.db as "pglite" | "postgres",
+  postgresAdminUrl: values["postgres-url"],
+  redisUrl: config.redisUrl,
+  modelsDir: path.resolve(values["models-dir"] ?? path.join(config.dataDir, "bench-models")),
+  large: values.large,
+  worker: {
+    threads,
+    sequences,
+    concurrency,
+    contextSize: 256,
+    maxAdapters: Math.max(...sizes.memoryLevels, sizes.adapterSpread) + sizes.coldAdapters,
+  },
+  profileDir: values.profile,
+  progress: values["no-progress"] ? silentProgress : createProgress(),
+});
+console.log(renderReport(report));
+const file = await writeResults(path.resolve(values.out), report);
+console.log(`\nResults: ${path.relative(process.cwd(), file)} (and latest.json)`);
+if (values.profile) {
+  // Profiles are read from the first scenario on (or from the process's readiness, if later).
+  const started = new Map(report.processes.map((p) => [p.pid, p]));
+  const skipMs = (pid: number) => {
+    const p = started.get(pid);
+    return p && Math.max(p.readyAt ?? p.startedAt, report.measuredFrom ?? 0) - p.startedAt;
+  };
+  const roles = new Map(report.processes.map((p) => [p.pid, p.role]));
+  console.log(`\nCPU profiles in ${values.profile}, from the first scenario on:${renderProfiles(await summarizeProfiles(values.profile, skipMs), roles)}`);
+}
+process.exit(report.failures.length > 0 ? 1 : 0);

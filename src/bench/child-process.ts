@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+/**
+ * One Hearth process (API or worker) run by the bench: `node --import tsx <entry>`,
+ * its output kept (the last few kilobytes) to explain a failure, stopped with SIGTERM
+ * so it shuts down in order (and writes its CPU profile when asked for one).
+ */
+export class HearthChild {
+  private output = "";
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly role: string,
+    private readonly child: ChildProcess,
+  ) {
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString("utf8")).slice(-8_000);
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  static spawn(role: string, entry: string, options: { cwd: string; env: NodeJS.ProcessEnv; nodeArgs?: string[] }): HearthChild {
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return new HearthChild(role, child);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** What the process printed last, for error messages. */
+  get recentOutput(): string {
+    return this.output.trim();
+  }
+
+  failure(what: string): Error {
+    const state = this.running ? "is running" : `exited (${this.child.exitCode ?? this.child.signalCode})`;
+    return new Error(`${what}: the ${this.role} process ${state}. Its last output:\n${this.recentOutput || "(none)"}`);
+  }
+
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+  async stop(graceMs = 20_000): Promise<void> {
+    if (!this.running) return;
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,163 @@
+import http from "node:http";
+
+/**
+ * The load generator's HTTP client: node:http with keep-alive connections, bodies read
+ * as they arrive and server-sent events split incrementally, so that the client costs
+ * little CPU on a small machine and times the first token when its bytes arrive.
+ */
+
+export interface StreamTiming {
+  /** Request start to the first `data:` event (the first token's chunk). */
+  ttftMs: number;
+  /** Request start to `data: [DONE]`. */
+  totalMs: number;
+  /** Generated tokens, as the server's usage counts them. */
+  tokens: number;
+  /** `data:` events that carried text. */
+  textChunks: number;
+}
+
+export interface JsonReply {
+  status: number;
+  body: unknown;
+  ms: number;
+}
+
+export class BenchHttp {
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  private readonly base: URL;
+
+  constructor(
+    baseUrl: string,
+    private readonly apiKey: string,
+  ) {
+    this.base = new URL(baseUrl);
+  }
+
+  /** POSTs a JSON body and reads the whole JSON answer. */
+  async postJson(route: string, body: unknown): Promise<JsonReply> {
+    const started = performance.now();
+    const { status, text } = await this.request("POST", route, JSON.stringify(body));
+    return { status, body: parseJson(text), ms: performance.now() - started };
+  }
+
+  async getJson(route: string, auth = true): Promise<JsonReply> {
+    const started = performance.now();
+    const { status, text } = await this.request("GET", route, undefined, auth);
+    return { status, body: parseJson(text), ms: performance.now() - started };
+  }
+
+  /** A completion that must succeed; returns its wall time. */
+  async complete(body: Record<string, unknown>): Promise<number> {
+    const reply = await this.postJson("/v1/completions", { ...body, stream: false });
+    if (reply.status !== 200) throw new Error(`completion failed: HTTP ${reply.status} ${JSON.stringify(reply.body)}`);
+    return reply.ms;
+  }
+
+  /** A streamed completion, timed from the request's start. */
+  stream(body: Record<string, unknown>): Promise<StreamTiming> {
+    const payload = JSON.stringify({ ...body, stream: true });
+    return new Promise((resolve, reject) => {
+      const started = performance.now();
+      const req = this.open("POST", "/v1/completions", payload, true, (res) => {
+        if (res.statusCode !== 200) {
+          collectText(res).then((text) => reject(new Error(`stream failed: HTTP ${res.statusCode} ${text}`)), reject);
+          return;
+        }
+        res.setEncoding("utf8");
+        let buffer = "";
+        let ttftMs = Number.NaN;
+        let tokens = Number.NaN;
+        let textChunks = 0;
+        let done = false;
+        res.on("data", (piece: string) => {
+          buffer += piece;
+          let end: number;
+          while ((end = buffer.indexOf("\n\n")) !== -1) {
+            const event = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (!event.startsWith("data: ")) continue;
+            const data = event.slice(6);
+            if (Number.isNaN(ttftMs)) ttftMs = performance.now() - started;
+            if (data === "[DONE]") {
+              done = true;
+              continue;
+            }
+            const chunk = JSON.parse(data) as StreamChunk;
+            if (chunk.error) {
+              reject(new Error(`stream error: ${chunk.error.message}`));
+              res.destroy();
+              return;
+            }
+            if (chunk.choices?.[0]?.text) textChunks++;
+            if (chunk.usage) tokens = chunk.usage.completion_tokens;
+          }
+        });
+        res.on("end", () => {
+          if (!done || Number.isNaN(tokens)) reject(new Error("the stream ended without usage and [DONE]"));
+          else resolve({ ttftMs, totalMs: performance.now() - started, tokens, textChunks });
+        });
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private request(method: string, route: string, body?: string, auth = true): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = this.open(method, route, body, auth, (res) => {
+        collectText(res).then((text) => resolve({ status: res.statusCode ?? 0, text }), reject);
+      });
+      req.on("error", reject);
+    });
+  }
+
+  private open(
+    method: string,
+    route: string,
+    body: string | undefined,
+    auth: boolean,
+    onResponse: (res: http.IncomingMessage) => void,
+  ): http.ClientRequest {
+    const headers: http.OutgoingHttpHeaders = {};
+    if (auth) headers.authorization = `Bearer ${this.apiKey}`;
+    if (body !== undefined) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = Buffer.byteLength(body);
+    }
+    const req = http.request(
+      { host: this.base.hostname, port: this.base.port, path: route, method, headers, agent: this.agent },
+      onResponse,
+    );
+    req.end(body);
+    return req;
+  }
+}
+
+interface StreamChunk {
+  choices?: { text?: string }[];
+  usage?: { completion_tokens: number };
+  error?: { message: string };
+}
+
+function collectText(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (piece: string) => (text += piece));
+    res.on("end", () => resolve(text));
+    res.on("error", reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

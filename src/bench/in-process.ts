@@ -1,0 +1,95 @@
+import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+
+/**
+ * The baseline: the same generation done directly with node-llama-cpp in the bench
+ * process, with none of Hearth's code in the way (this is why it imports node-llama-cpp
+ * itself rather than going through the worker's engine). Same model file, same threads,
+ * context size and sequences as the worker, greedy sampling, text decoded per token.
+ */
+
+export interface InProcessSettings {
+  threads: number;
+  contextSize: number;
+  sequences: number;
+}
+
+export interface GenerationTiming {
+  /** Call to the first generated token. */
+  ttftMs: number;
+  /** Call to the last generated token. */
+  totalMs: number;
+  tokens: number;
+  /** Characters of text the tokens decoded to. */
+  chars: number;
+}
+
+export interface LlamaBuildInfo {
+  llamaCppRepo: string;
+  llamaCppRelease: string;
+  buildType: string;
+  gpu: string;
+  systemInfo: string;
+}
+
+let shared: Promise<Llama> | undefined;
+const llamaInstance = () =>
+  (shared ??= getLlama({ gpu: "auto", build: "never", progressLogs: false, logLevel: LlamaLogLevel.error }));
+
+/** What llama.cpp build node-llama-cpp uses here (the release it was built from, CPU features). */
+export async function llamaBuildInfo(): Promise<LlamaBuildInfo> {
+  const llama = await llamaInstance();
+  return {
+    llamaCppRepo: llama.llamaCppRelease.repo,
+    llamaCppRelease: llama.llamaCppRelease.release,
+    buildType: llama.buildType,
+    gpu: String(llama.gpu),
+    systemInfo: llama.systemInfo.trim(),
+  };
+}
+
+export class InProcessModel {
+  private constructor(
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+  ) {}
+
+  static async load(modelPath: string, settings: InProcessSettings): Promise<InProcessModel> {
+    const llama = await llamaInstance();
+    const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
+    const context = await model.createContext({
+      sequences: settings.sequences,
+      contextSize: Math.min(settings.contextSize, model.trainContextSize),
+      threads: settings.threads,
+    });
+    return new InProcessModel(model, context);
+  }
+
+  /** Generates `maxTokens` tokens greedily after `prompt` (BOS first where the model wants one). */
+  async generate(prompt: string, maxTokens: number): Promise<GenerationTiming> {
+    const started = performance.now();
+    let tokens = this.model.tokenize(prompt, false);
+    const bos = this.model.tokens.bos;
+    if (this.model.tokens.shouldPrependBosToken && bos !== null && tokens[0] !== bos) tokens = [bos, ...tokens];
+    const sequence = this.context.getSequence();
+    try {
+      await sequence.clearHistory();
+      let ttftMs = Number.NaN;
+      const generated: Token[] = [];
+      let chars = 0;
+      for await (const token of sequence.evaluate(tokens, { temperature: 0 })) {
+        if (generated.length === 0) ttftMs = performance.now() - started;
+        chars += this.model.detokenize([token], false, generated.slice(-4)).length;
+        generated.push(token);
+        if (generated.length >= maxTokens) break;
+      }
+      return { ttftMs, totalMs: performance.now() - started, tokens: generated.length, chars };
+    } finally {
+      sequence.dispose();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+}

@@ -1,0 +1,88 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { Redis } from "ioredis";
+import { HEARTH_VERSION } from "../package-info.js";
+import { llamaBuildInfo, type LlamaBuildInfo } from "./in-process.js";
+
+/** What the figures were measured on: they mean little without it. */
+export interface MachineInfo {
+  cpuModel: string;
+  cores: number;
+  availableParallelism: number;
+  totalMemoryBytes: number;
+  os: string;
+  node: string;
+  hearth: string;
+  nodeLlamaCpp: string;
+  llamaCpp: LlamaBuildInfo;
+  redis: string;
+  gitCommit: string | null;
+  /** Uncommitted changes in the checkout when the bench ran. */
+  gitDirty: boolean | null;
+  /** 1-, 5- and 15-minute load averages before the run: other work on the machine skews every figure. */
+  loadAverageBefore: number[];
+  loadAverageAfter?: number[];
+}
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+export async function describeMachine(redisUrl: string): Promise<MachineInfo> {
+  const cpus = os.cpus();
+  const [llamaCpp, nodeLlamaCpp, redis, git] = await Promise.all([llamaBuildInfo(), packageVersion("node-llama-cpp"), redisVersion(redisUrl), gitState()]);
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? "unknown",
+    cores: cpus.length,
+    availableParallelism: os.availableParallelism(),
+    totalMemoryBytes: os.totalmem(),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    hearth: HEARTH_VERSION,
+    nodeLlamaCpp,
+    llamaCpp,
+    redis,
+    ...git,
+    loadAverageBefore: os.loadavg().map((l) => Number(l.toFixed(2))),
+  };
+}
+
+async function packageVersion(name: string): Promise<string> {
+  // The package's entry point, then up to its package.json.
+  let dir = path.dirname(fileURLToPath(import.meta.resolve(name)));
+  for (;;) {
+    const manifest = await readFile(path.join(dir, "package.json"), "utf8").then(
+      (text) => JSON.parse(text) as { name?: string; version?: string },
+      () => undefined,
+    );
+    if (manifest?.name === name && manifest.version) return manifest.version;
+    const parent = path.dirname(dir);
+    if (parent === dir) return "unknown";
+    dir = parent;
+  }
+}
+
+async function redisVersion(url: string): Promise<string> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    return (await redis.info("server")).match(/^redis_version:(\S+)/m)?.[1] ?? "unknown";
+  } catch {
+    return "unknown";
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function gitState(): Promise<{ gitCommit: string | null; gitDirty: boolean | null }> {
+  try {
+    const commit = (await run("git", ["rev-parse", "HEAD"], { cwd: root })).stdout.trim();
+    const status = (await run("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: root })).stdout;
+    return { gitCommit: commit, gitDirty: status.trim().length > 0 };
+  } catch {
+    return { gitCommit: null, gitDirty: null };
+  }
+}

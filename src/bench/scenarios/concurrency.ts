@@ -1,0 +1,75 @@
+import type { StreamTiming } from "../http-client.js";
+import { runClients } from "../load.js";
+import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
+import { round, summarize, type Summary } from "../stats.js";
+
+interface Run {
+  streams: number;
+  mode: "base" | "adapters";
+  tokensPerS: number;
+  ttft: Summary;
+  wallMs: number;
+  tokens: number;
+}
+
+/**
+ * 3. Concurrency and adapters: N concurrent streams, all on the base model, then spread
+ * over distinct deployed adapters (stream i on adapter i mod spread), at each level;
+ * aggregate tokens/s and time to first token. The two modes alternate which goes first
+ * from level to level, so that drift in the machine's load does not favour one.
+ */
+export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioResult> {
+  const { sizes, progress } = ctx;
+  const spread = ctx.adapters.slice(0, sizes.adapterSpread);
+  if (spread.length < sizes.adapterSpread) throw new Error(`${sizes.adapterSpread} adapters are needed, ${spread.length} are deployed`);
+  const body = (model: string) => ({ model, prompt: ctx.prompt, max_tokens: sizes.concurrencyTokens, temperature: 0 });
+
+  progress.step("concurrency: warming up the adapters");
+  await Promise.all([ctx.bench.name, ...spread].map((model) => ctx.http.stream({ ...body(model), max_tokens: 2 })));
+
+  const runs: Run[] = [];
+  for (const [i, streams] of sizes.concurrencyLevels.entries()) {
+    const order: Run["mode"][] = i % 2 === 0 ? ["base", "adapters"] : ["adapters", "base"];
+    for (const mode of order) {
+      progress.step(`concurrency: ${streams} streams on ${mode === "base" ? "the base model" : `${spread.length} adapters`}`);
+      const { results, wallMs } = await runClients<StreamTiming>(streams, sizes.concurrencyRounds, (client) =>
+        ctx.http.stream(body(mode === "base" ? ctx.bench.name : spread[client % spread.length]!)),
+      );
+      const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
+      runs.push({ streams, mode, tokensPerS: (tokens / wallMs) * 1000, ttft: summarize(results.map((r) => r.ttftMs)), wallMs, tokens });
+    }
+  }
+
+  const figures: Figure[] = [];
+  const ratios: number[] = [];
+  for (const streams of sizes.concurrencyLevels) {
+    const base = runs.find((r) => r.streams === streams && r.mode === "base")!;
+    const adapters = runs.find((r) => r.streams === streams && r.mode === "adapters")!;
+    const ratio = adapters.tokensPerS / base.tokensPerS;
+    ratios.push(ratio);
+    figures.push(
+      figure(`${streams} streams, base: tokens/s`, round(base.tokensPerS), "tok/s"),
+      figure(`${streams} streams, base: TTFT p50 / p99`, round(base.ttft.p50), "ms", `${round(base.ttft.p50)} / ${round(base.ttft.p99)} ms`),
+      figure(`${streams} streams, ${spread.length} adapters: tokens/s`, round(adapters.tokensPerS), "tok/s"),
+      figure(
+        `${streams} streams, ${spread.length} adapters: TTFT p50 / p99`,
+        round(adapters.ttft.p50),
+        "ms",
+        `${round(adapters.ttft.p50)} / ${round(adapters.ttft.p99)} ms`,
+      ),
+      figure(`${streams} streams: adapters ÷ base`, round(ratio), "×"),
+    );
+  }
+  const worst = Math.min(...ratios);
+  return {
+    id: "concurrency",
+    title: `Concurrency and adapters: ${sizes.concurrencyTokens} tokens per stream, base model vs ${spread.length} distinct adapters`,
+    figures,
+    targets: [target(`adapters ÷ base at every level (worst, at ${sizes.concurrencyLevels[ratios.indexOf(worst)]} streams)`, round(worst), ">=", 0.9, "×")],
+    notes: [
+      `${sizes.concurrencyRounds} request(s) per stream per level; worker: ${ctx.workerSettings.sequences} sequences per context, ` +
+        `${ctx.workerSettings.threads} thread(s); each adapter has a context of its own`,
+    ],
+    details: { runs, ratios: Object.fromEntries(sizes.concurrencyLevels.map((s, i) => [s, ratios[i]])) },
+  };
+}

@@ -1,0 +1,91 @@
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import { readGgufHeader } from "../../models/gguf-reader.js";
+import { residentBytes } from "../process-stats.js";
+import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
+import { round } from "../stats.js";
+
+const MB = 1024 * 1024;
+
+/**
+ * 5. Memory: the resident set of a fresh worker process with the base model (after one
+ * request), then after 1-token requests to more and more distinct adapters, each of
+ * which loads the adapter and creates its context. Compared per adapter with what it
+ * should cost at most: the converted adapter file plus the KV cache of its context.
+ */
+export async function memoryScenario(ctx: BenchContext): Promise<ScenarioResult> {
+  const { sizes, progress } = ctx;
+  const most = Math.max(...sizes.memoryLevels);
+  if (ctx.adapters.length < most) throw new Error(`${most} adapters are needed, ${ctx.adapters.length} are deployed`);
+  progress.step("memory: starting a fresh worker");
+  await ctx.cluster.setWorkers(1, ctx.workerSettings);
+  const pid = ctx.cluster.workerPids[0]!;
+  const request = (model: string) => ctx.http.stream({ model, prompt: ctx.prompt, max_tokens: 1, temperature: 0 });
+  const settle = () => new Promise((r) => setTimeout(r, 300));
+
+  await request(ctx.bench.name);
+  await settle();
+  const rss: { adapters: number; bytes: number }[] = [{ adapters: 0, bytes: await residentBytes(pid) }];
+  for (let loaded = 1; loaded <= most; loaded++) {
+    progress.step(`memory: loading adapter ${loaded}/${most}`);
+    await request(ctx.adapters[loaded - 1]!);
+    if (sizes.memoryLevels.includes(loaded)) {
+      await settle();
+      rss.push({ adapters: loaded, bytes: await residentBytes(pid) });
+    }
+  }
+
+  const adapterBytes = await largestArtifact(ctx.cluster.storageDir);
+  const kvBytes = await kvCacheBytes(ctx.bench.path, ctx.workerSettings);
+  const bound = adapterBytes + kvBytes;
+  const base = rss[0]!.bytes;
+  const last = rss[rss.length - 1]!;
+  const perAdapter = (last.bytes - base) / last.adapters;
+  const figures: Figure[] = rss.map((r) =>
+    figure(r.adapters === 0 ? "worker RSS, base model" : `worker RSS, ${r.adapters} adapter(s) loaded`, round(r.bytes / MB), "MB"),
+  );
+  for (let i = 2; i < rss.length; i++) {
+    const [a, b] = [rss[i - 1]!, rss[i]!];
+    figures.push(figure(`per adapter, ${a.adapters} → ${b.adapters}`, round((b.bytes - a.bytes) / (b.adapters - a.adapters) / MB), "MB"));
+  }
+  figures.push(
+    figure(`per adapter, 0 → ${last.adapters}`, round(perAdapter / MB), "MB"),
+    figure("bound: adapter file + its context's KV cache", round(bound / MB), "MB", `${round(bound / MB)} MB (${round(adapterBytes / MB)} + ${round(kvBytes / MB)})`),
+  );
+  return {
+    id: "memory",
+    title: "Memory: worker resident set with the base model and with adapters loaded",
+    figures,
+    targets: [target("RSS added per loaded adapter", round(perAdapter / MB), "<=", round(bound / MB), "MB")],
+    notes: [
+      `each adapter context has ${ctx.workerSettings.sequences} sequences × ${ctx.workerSettings.contextSize} tokens of KV cache (F16); ` +
+        "RSS read from /proc/<pid>/status 300 ms after the request",
+    ],
+    details: { rss, adapterBytes, kvBytes, perAdapterBytes: perAdapter },
+  };
+}
+
+/** Size of the converted adapter files (they all have the same shape here). */
+async function largestArtifact(storageDir: string): Promise<number> {
+  const dir = path.join(storageDir, "artifacts", "lora");
+  const sizes = await Promise.all((await readdir(dir)).map(async (name) => (await stat(path.join(dir, name))).size));
+  return Math.max(0, ...sizes);
+}
+
+/** The F16 KV cache of one context: cells × layers × (K + V) × KV width × 2 bytes. */
+async function kvCacheBytes(modelFile: string, settings: { sequences: number; contextSize: number }): Promise<number> {
+  const header = await readGgufHeader(modelFile);
+  const value = (key: string) => {
+    const entry = header.metadata.get(key);
+    if (entry === undefined || entry.type === "array") throw new Error(`${modelFile} has no ${key}`);
+    return entry.value;
+  };
+  const meta = (key: string) => Number(value(key));
+  const arch = String(value("general.architecture"));
+  const perSequence = Math.min(settings.contextSize, meta(`${arch}.context_length`));
+  // node-llama-cpp allocates contextSize × sequences cells, rounded up to a multiple of 256.
+  const cells = Math.ceil((perSequence * settings.sequences) / 256) * 256;
+  const headWidth = meta(`${arch}.embedding_length`) / meta(`${arch}.attention.head_count`);
+  const kvWidth = headWidth * meta(`${arch}.attention.head_count_kv`);
+  return cells * meta(`${arch}.block_count`) * 2 * kvWidth * 2;
+}

@@ -1,0 +1,78 @@
+/**
+ * How much work each scenario does. `quick` fits in under three minutes on a 2-core
+ * machine; `full` takes longer for steadier percentiles; tests pass tiny sizes.
+ */
+export interface BenchSizes {
+  /** Requests per side before measuring (JIT, caches, first allocations). */
+  warmup: number;
+  /** Tokens each request of the overhead scenario generates. */
+  overheadTokens: number;
+  /** Interleaved pairs (Hearth, in-process) of `overheadTokens`-token requests. */
+  overheadPairs: number;
+  /** Extra interleaved pairs of short requests, for time to first token only. */
+  overheadTtftPairs: number;
+  /** Sequential 1-token requests. */
+  floorSequential: number;
+  floorClients: number;
+  floorRequestsPerClient: number;
+  /** Sequential requests timed stage by stage under Redis MONITOR (0: skip). */
+  stageProbeRequests: number;
+  concurrencyLevels: number[];
+  /** Requests each stream makes at each level, one after the other. */
+  concurrencyRounds: number;
+  concurrencyTokens: number;
+  /** Distinct adapters the adapter runs spread their streams over. */
+  adapterSpread: number;
+  /** Adapters deployed (and first queried) by the cold-adapter scenario. */
+  coldAdapters: number;
+  /** Adapters loaded when the worker's memory is read. */
+  memoryLevels: number[];
+  scaleOutStreams: number;
+  scaleOutRounds: number;
+  scaleOutTokens: number;
+}
+
+export const quickSizes: BenchSizes = {
+  warmup: 1,
+  overheadTokens: 128,
+  overheadPairs: 5,
+  overheadTtftPairs: 15,
+  floorSequential: 100,
+  floorClients: 16,
+  floorRequestsPerClient: 10,
+  stageProbeRequests: 20,
+  concurrencyLevels: [1, 2, 4, 8, 16],
+  concurrencyRounds: 1,
+  concurrencyTokens: 24,
+  adapterSpread: 8,
+  coldAdapters: 3,
+  memoryLevels: [1, 8, 32],
+  scaleOutStreams: 16,
+  scaleOutRounds: 1,
+  scaleOutTokens: 32,
+};
+
+export const fullSizes: BenchSizes = {
+  warmup: 3,
+  overheadTokens: 128,
+  overheadPairs: 20,
+  overheadTtftPairs: 30,
+  floorSequential: 500,
+  floorClients: 16,
+  floorRequestsPerClient: 50,
+  stageProbeRequests: 50,
+  concurrencyLevels: [1, 2, 4, 8, 16],
+  concurrencyRounds: 3,
+  concurrencyTokens: 128,
+  adapterSpread: 8,
+  coldAdapters: 8,
+  memoryLevels: [1, 8, 32],
+  scaleOutStreams: 16,
+  scaleOutRounds: 3,
+  scaleOutTokens: 128,
+};
+
+/** Adapters the run needs: deployed ones (spread and memory) and cold ones. */
+export function adapterNeeds(sizes: BenchSizes): { deployed: number; cold: number } {
+  return { deployed: Math.max(sizes.adapterSpread, ...sizes.memoryLevels, 0), cold: sizes.coldAdapters };
+}

@@ -1,0 +1,136 @@
+/**
+ * The bench is not a test, but its code is: every scenario runs here through the same
+ * code as `npm run bench`, with tiny sizes (one request where it can), a small model
+ * shape built by the same factory, and the real API and worker processes. Only the
+ * structure of the results is checked, never a timing.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentProgress } from "../../src/bench/progress.js";
+import { renderReport } from "../../src/bench/report-table.js";
+import { writeResults } from "../../src/bench/results-file.js";
+import { runBench, type BenchOptions, type BenchReport } from "../../src/bench/run-bench.js";
+import { SCENARIO_IDS } from "../../src/bench/scenario.js";
+import { adapterNeeds, type BenchSizes } from "../../src/bench/sizes.js";
+import { percentile, summarize } from "../../src/bench/stats.js";
+import type { BenchShape } from "../../src/models/bench-models.js";
+
+const tinySizes: BenchSizes = {
+  warmup: 1,
+  overheadTokens: 4,
+  overheadPairs: 1,
+  overheadTtftPairs: 1,
+  floorSequential: 1,
+  floorClients: 2,
+  floorRequestsPerClient: 1,
+  stageProbeRequests: 1,
+  concurrencyLevels: [1, 2],
+  concurrencyRounds: 1,
+  concurrencyTokens: 4,
+  adapterSpread: 1,
+  coldAdapters: 1,
+  memoryLevels: [1],
+  scaleOutStreams: 2,
+  scaleOutRounds: 1,
+  scaleOutTokens: 4,
+};
+
+const smallShape: BenchShape = {
+  id: "bench-test-small",
+  like: "nothing",
+  shape: {
+    embeddingLength: 128,
+    blockCount: 2,
+    headCount: 4,
+    headCountKv: 2,
+    feedForwardLength: 256,
+    vocabSize: 1024,
+    contextLength: 512,
+    ropeFreqBase: 10000,
+    rmsEpsilon: 1e-5,
+    tiedOutput: false,
+  },
+};
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), "hearth-bench-test-"));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
+  mode: "test",
+  sizes: tinySizes,
+  scenarios: SCENARIO_IDS,
+  db: "pglite",
+  postgresAdminUrl: process.env.HEARTH_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  modelsDir: path.join(root, "models"),
+  large: false,
+  shape: smallShape,
+  worker: { threads: 1, sequences: 2, concurrency: 2, contextSize: 256, maxAdapters: 4 },
+  progress: silentProgress,
+  ...overrides,
+});
+
+function expectWellFormed(report: BenchReport) {
+  expect(report.failures.map((f) => `${f.scenario}: ${f.error}`)).toEqual([]);
+  for (const scenario of report.scenarios) {
+    expect(scenario.figures.length, scenario.id).toBeGreaterThan(0);
+    expect(scenario.targets.length, scenario.id).toBeGreaterThan(0);
+    for (const f of scenario.figures) expect(Number.isFinite(f.value), `${scenario.id}: ${f.label} = ${f.value}`).toBe(true);
+    for (const t of scenario.targets) {
+      expect(Number.isFinite(t.measured), `${scenario.id}: ${t.label}`).toBe(true);
+      expect(typeof t.pass).toBe("boolean");
+    }
+  }
+}
+
+describe("the bench", () => {
+  it("runs every scenario against a real Hearth and reports figures, targets and the machine", async () => {
+    const report = await runBench(options({}));
+    expectWellFormed(report);
+    expect(report.scenarios.map((s) => s.id)).toEqual([...SCENARIO_IDS]);
+    expect(report.targets.length).toBe(report.scenarios.reduce((n, s) => n + s.targets.length, 0));
+    expect(report.machine.cores).toBeGreaterThan(0);
+    expect(report.machine.nodeLlamaCpp).toMatch(/^\d+\.\d+\.\d+/);
+    expect(report.machine.llamaCpp.llamaCppRelease).not.toBe("");
+    expect(report.settings.benchModel).toContain("bench-test-small");
+
+    const table = renderReport(report);
+    for (const scenario of report.scenarios) expect(table).toContain(scenario.title);
+    expect(table).toMatch(/Targets met: \d+ of \d+\./);
+
+    const file = await writeResults(path.join(root, "results"), report);
+    expect(path.basename(file)).toMatch(/-test\.json$/);
+    const written = JSON.parse(await readFile(file, "utf8")) as BenchReport;
+    const latest = JSON.parse(await readFile(path.join(root, "results", "latest.json"), "utf8")) as BenchReport;
+    expect(written.scenarios.map((s) => s.id)).toEqual(report.scenarios.map((s) => s.id));
+    expect(latest.startedAt).toBe(report.startedAt);
+  }, 300_000);
+
+  it("runs on PostgreSQL too", async () => {
+    const report = await runBench(options({ db: "postgres", scenarios: ["floor"] }));
+    expectWellFormed(report);
+    expect(report.scenarios.map((s) => s.id)).toEqual(["floor"]);
+    expect(report.settings.db).toBe("postgres");
+  }, 120_000);
+});
+
+describe("bench sizes and statistics", () => {
+  it("counts the adapters a run needs", () => {
+    expect(adapterNeeds(tinySizes)).toEqual({ deployed: 1, cold: 1 });
+    expect(adapterNeeds({ ...tinySizes, adapterSpread: 8, memoryLevels: [1, 8, 32], coldAdapters: 3 })).toEqual({ deployed: 32, cold: 3 });
+  });
+
+  it("interpolates percentiles between ranks", () => {
+    expect(percentile([1, 2, 3, 4], 50)).toBe(2.5);
+    expect(percentile([5], 99)).toBe(5);
+    expect(Number.isNaN(percentile([], 50))).toBe(true);
+    expect(summarize([3, 1, 2])).toMatchObject({ n: 3, p50: 2, min: 1, max: 3, mean: 2 });
+  });
+});

@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
+import { deleteRedisKeys } from "../queues/redis-keys.js";
 import { HearthChild } from "./child-process.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 
@@ -124,7 +124,7 @@ export class HearthCluster {
   async close(): Promise<void> {
     await Promise.all(this.workerProcesses.map((w) => w.stop()));
     await this.api?.stop();
-    await deleteKeys(this.options.redisUrl, `${this.prefix}:*`);
+    await deleteRedisKeys(this.options.redisUrl, `${this.prefix}:*`);
     await this.database?.drop().catch(() => {});
     await fs.rm(this.dataDir, { recursive: true, force: true });
   }
@@ -201,22 +201,4 @@ function freePort(): Promise<number> {
     });
     server.on("error", reject);
   });
-}
-
-/** Leaves the shared Redis as it was. */
-async function deleteKeys(url: string, pattern: string) {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await redis.connect();
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  } catch {
-    // nothing more to do
-  } finally {
-    redis.disconnect();
-  }
 }

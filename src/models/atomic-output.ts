@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, rename, rm } from "node:fs/promises";
+import { access, mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 
 /**
@@ -63,4 +63,18 @@ export async function writeFolderAtomically(
 
 function ignoreMissing(err: NodeJS.ErrnoException): void {
   if (err.code !== "ENOENT") throw err;
+}
+
+export async function pathExists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A folder whose files all exist is complete; one missing some is incomplete (and rebuilt). */
+export async function folderState(dir: string, names: string[]): Promise<"complete" | "incomplete" | "missing"> {
+  if (!(await pathExists(dir))) return "missing";
+  for (const name of names) if (!(await pathExists(path.join(dir, name)))) return "incomplete";
+  return "complete";
 }

@@ -1,6 +1,6 @@
-import { access, readdir, rm, writeFile } from "node:fs/promises";
+import { readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { writeFileAtomically, writeFolderAtomically } from "./atomic-output.js";
+import { folderState, pathExists, writeFileAtomically, writeFolderAtomically } from "./atomic-output.js";
 import { readGgufHeader } from "./gguf-reader.js";
 import { PEFT_CONFIG_FILE, PEFT_WEIGHTS_FILE, writePeftAdapter } from "./peft-adapter.js";
 import { randomLlamaPlan, writeRandomLlama, type LlamaShape, type RandomLlamaPlan } from "./random-llama.js";
@@ -155,7 +155,7 @@ export async function buildBenchModels(dir: string, options: BenchModelOptions =
  * the same identifying metadata. The header reader also checks the data fits in the file.
  */
 async function isBuiltModel(file: string, { tensors, metadata }: RandomLlamaPlan): Promise<boolean> {
-  if (!(await exists(file))) return false;
+  if (!(await pathExists(file))) return false;
   const header = await readGgufHeader(file).catch(() => undefined);
   if (header === undefined || header.tensors.length !== tensors.length) return false;
   const sameTensors = header.tensors.every(
@@ -176,15 +176,4 @@ async function removeAdaptersFrom(adaptersDir: string, id: string, from: number)
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
-}
 
-async function folderState(dir: string, names: string[]): Promise<"complete" | "incomplete" | "missing"> {
-  if (!(await exists(dir))) return "missing";
-  for (const name of names) if (!(await exists(path.join(dir, name)))) return "incomplete";
-  return "complete";
-}

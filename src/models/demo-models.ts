@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { access, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { writeFileAtomically, writeFolderAtomically } from "./atomic-output.js";
+import { folderState, pathExists, writeFileAtomically, writeFolderAtomically } from "./atomic-output.js";
 import { buildBigramTable, type BigramTable } from "./bigram.js";
 import { bigramLora } from "./bigram-lora.js";
 import { writeGgufLora } from "./gguf-lora.js";
@@ -72,7 +72,7 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
   };
   const hearthJson = `${JSON.stringify({ base_model: HEARTH_TINY_REF })}\n`;
 
-  if (force || !(await exists(models.baseModel))) {
+  if (force || !(await pathExists(models.baseModel))) {
     const { base, shape } = demoTables();
     await writeFileAtomically(models.baseModel, (tmp) => writeTinyLlama(tmp, { table: base, shape, name: HEARTH_TINY_ID }));
     models.written.push(models.baseModel);
@@ -118,16 +118,4 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
   return models;
 }
 
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
-}
 
-/** A folder whose files all exist is complete; one missing some is incomplete (and rebuilt). */
-async function folderState(dir: string, names: string[]): Promise<"complete" | "incomplete" | "missing"> {
-  if (!(await exists(dir))) return "missing";
-  for (const name of names) if (!(await exists(path.join(dir, name)))) return "incomplete";
-  return "complete";
-}

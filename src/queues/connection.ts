@@ -12,6 +12,9 @@ export function redisOptions(role: ConnectionRole): RedisOptions {
   const common: RedisOptions = {
     lazyConnect: false,
     connectionName: `hearth-${role}`,
+    // No CLIENT SETINFO on connect: written to a socket that dies while connecting, it ends
+    // in an unhandled EPIPE rejection inside ioredis (seen when a test kills its Redis).
+    disableClientInfo: true,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   };
   if (role === "producer") {

@@ -73,7 +73,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     log: log.child("lifecycle"),
   };
   const lifecycleQueue = new LifecycleQueue(redis, config.redisPrefix);
-  const control = ControlWorker.start(config, lifecycleDeps);
+  const control = await ControlWorker.start(config, lifecycleDeps);
   const catalog = new ModelCatalog(database.db, storage);
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, lifecycleDeps);
   const management = {

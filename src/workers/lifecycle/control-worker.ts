@@ -22,7 +22,7 @@ export class ControlWorker {
     private readonly connection: Redis,
   ) {}
 
-  static start(config: Config, deps: LifecycleDeps): ControlWorker {
+  static async start(config: Config, deps: LifecycleDeps): Promise<ControlWorker> {
     const handlers: JobHandlers<"control"> = {
       deploy: (payload) => deployModel(deps, payload),
       undeploy: (payload) => undeployModel(deps, payload),
@@ -49,6 +49,9 @@ export class ControlWorker {
         }
       }
     });
+    // Connected before the API answers: a Redis lost while BullMQ is still connecting would
+    // otherwise reject inside BullMQ, where nothing awaits it.
+    await consumer.waitUntilReady();
     return new ControlWorker(consumer, connection);
   }
 

@@ -55,9 +55,15 @@ export class ControlWorker {
     return new ControlWorker(consumer, connection);
   }
 
-  async close(): Promise<void> {
-    await this.consumer.close().catch(() => {});
+  /** Stops taking jobs; a running one may finish within `graceMs` (it is idempotent if cut off and retried). */
+  async close(graceMs = 2_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    // With Redis gone, BullMQ's close would wait for it forever.
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([this.consumer.close().catch(() => {}), grace]);
+    clearTimeout(timer);
     this.connection.disconnect();
+    void this.consumer.disconnect().catch(() => {});
   }
 }
 

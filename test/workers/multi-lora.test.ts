@@ -10,7 +10,7 @@ import { createBigramOracle } from "../../src/models/bigram-oracle.js";
 import { demoTables } from "../../src/models/demo-models.js";
 import { writeGgufLora } from "../../src/models/gguf-lora.js";
 import { publishAdapterEvent } from "../../src/queues/adapter-events.js";
-import { createRedis } from "../../src/queues/connection.js";
+import { createRedis, waitForRedis } from "../../src/queues/connection.js";
 import { InferenceClient, type InferenceRequest } from "../../src/queues/inference-client.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
@@ -130,6 +130,8 @@ describe("multi-LoRA serving with real llama.cpp", () => {
     }
     const subscriber = createRedis(config, "subscriber");
     const producer = createRedis(config, "producer");
+    // As the API does: a producer fails fast, so it must be connected before the first request.
+    await waitForRedis(producer, 10_000);
     const hub = await ReplyHub.start(subscriber, config.redisPrefix);
     const client = new InferenceClient(producer, hub, { prefix: config.redisPrefix, queueTimeoutMs: 20_000, maxQueueDepth: 100 });
     const rig: Rig = {

@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../process/free-port.js";
 import { deleteRedisKeys } from "../queues/redis-keys.js";
 import { HearthChild } from "./child-process.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
@@ -190,15 +190,4 @@ export class HearthCluster {
     else delete env.DATABASE_URL;
     return env;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
 }

@@ -1,16 +1,6 @@
 import net from "node:net";
 
-/** A TCP port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
+export { freePort } from "../../src/process/free-port.js";
 
 /** Resolves once something accepts connections on the port. */
 export async function waitForPort(port: number, timeoutMs = 5_000) {

@@ -8,7 +8,6 @@
  *
  * Prints a table and writes bench/results/<timestamp>-<quick|full>.json and latest.json.
  */
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
@@ -26,8 +25,9 @@ const usage = `usage: npm run bench -- [options]
   --db pglite|postgres    the API's database (default pglite; postgres: a fresh database on --postgres-url)
   --postgres-url URL      admin URL of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
   --large                 the Llama-3.2-1B shape (about 1.3 GB) instead of SmolLM-135M
-  --threads N             llama.cpp threads per worker context (default: the number of cores, as Hearth's default)
-  --sequences N           sequences per llama.cpp context, base and adapter contexts alike (default 16)
+  --threads N             llama.cpp threads per worker context (default: Hearth's, HEARTH_WORKER_THREADS)
+  --sequences N           sequences of the base model's llama.cpp context (default 16)
+  --adapter-sequences N   sequences of each adapter's context (default: Hearth's, HEARTH_ADAPTER_SEQUENCES)
   --worker-concurrency N  jobs one worker takes at once (default 16)
   --models-dir DIR        where the benchmark models are built and kept (default <HEARTH_DATA_DIR>/bench-models)
   --out DIR               results directory (default bench/results)
@@ -43,6 +43,7 @@ const { values } = parseArgs({
     large: { type: "boolean", default: false },
     threads: { type: "string" },
     sequences: { type: "string", default: "16" },
+    "adapter-sequences": { type: "string" },
     "worker-concurrency": { type: "string", default: "16" },
     "models-dir": { type: "string" },
     out: { type: "string", default: "bench/results" },
@@ -69,11 +70,13 @@ const wholeNumber = (option: string, value: string, max: number) => {
   if (!Number.isInteger(n) || n < 1 || n > max) fail(`--${option} must be a whole number from 1 to ${max}`);
   return n;
 };
-const threads = values.threads === undefined ? os.availableParallelism() : wholeNumber("threads", values.threads, 256);
+const config = loadConfig(process.env);
+const threads = values.threads === undefined ? config.worker.threads : wholeNumber("threads", values.threads, 256);
 const sequences = wholeNumber("sequences", values.sequences, 64);
+const adapterSequences =
+  values["adapter-sequences"] === undefined ? config.worker.adapterSequences : wholeNumber("adapter-sequences", values["adapter-sequences"], 64);
 const concurrency = wholeNumber("worker-concurrency", values["worker-concurrency"], 64);
 
-const config = loadConfig(process.env);
 const sizes = values.quick ? quickSizes : fullSizes;
 const report = await runBench({
   mode: values.quick ? "quick" : "full",
@@ -87,6 +90,7 @@ const report = await runBench({
   worker: {
     threads,
     sequences,
+    adapterSequences,
     concurrency,
     contextSize: 256,
     maxAdapters: Math.max(...sizes.memoryLevels, sizes.adapterSpread) + sizes.coldAdapters,

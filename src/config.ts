@@ -78,6 +78,12 @@ export const variables = {
     default: "4",
     description: "Requests one llama.cpp context evaluates together in a batch.",
   },
+  HEARTH_ADAPTER_SEQUENCES: {
+    schema: int(1, 64),
+    default: "4",
+    description:
+      "Requests one LoRA adapter's context evaluates together. Each loaded adapter has a context of its own, whose KV cache grows with this; requests beyond it wait for a free sequence.",
+  },
   HEARTH_CONTEXTS_PER_MODEL: {
     schema: int(1, 16),
     default: "1",
@@ -86,7 +92,8 @@ export const variables = {
   HEARTH_WORKER_THREADS: {
     schema: int(0, 256),
     default: "0",
-    description: "CPU threads per context; 0 means one per CPU core this process may use.",
+    description:
+      "CPU threads per context; 0 means one fewer than the CPU cores this process may use (at least 1): llama.cpp's threads spin while they wait, and a core left free keeps the worker's own event loop, the API and Redis from waiting behind them. Concurrent contexts (adapters) together still use every core.",
   },
   HEARTH_CONTEXT_SIZE: {
     schema: int(64, 1_048_576),
@@ -102,6 +109,18 @@ export const variables = {
     schema: int(1, 1_000_000),
     default: "256",
     description: "Waiting jobs per base model beyond which requests fail with 429.",
+  },
+  HEARTH_AUTH_CACHE_TTL_MS: {
+    schema: int(0, 600_000),
+    default: "5000",
+    description:
+      "How long the API reuses a successful API-key check before asking the database again; a revoked key (`npm run admin -- revoke-key`) keeps working for at most this long. 0: check every request.",
+  },
+  HEARTH_MODEL_CACHE_TTL_MS: {
+    schema: int(0, 600_000),
+    default: "5000",
+    description:
+      "How long the API reuses what a model name resolved to. Deploys, undeploys, deletes and PATCHes through any API process take effect at once (the API processes tell each other over Redis); other changes to the database, and changes missed while Redis was unreachable, within this time. 0: resolve every request.",
   },
   HEARTH_MAX_BODY_BYTES: {
     schema: int(1024, 1 << 30),
@@ -160,6 +179,7 @@ export interface Config {
   readonly worker: {
     readonly concurrency: number;
     readonly sequencesPerContext: number;
+    readonly adapterSequences: number;
     readonly contextsPerModel: number;
     readonly threads: number;
     readonly contextSize: number;
@@ -171,6 +191,8 @@ export interface Config {
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
   readonly maxQueueDepth: number;
+  readonly authCacheTtlMs: number;
+  readonly modelCacheTtlMs: number;
   readonly maxBodyBytes: number;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
@@ -211,9 +233,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     worker: {
       concurrency: r.HEARTH_WORKER_CONCURRENCY,
       sequencesPerContext: r.HEARTH_SEQUENCES_PER_CONTEXT,
+      adapterSequences: r.HEARTH_ADAPTER_SEQUENCES,
       contextsPerModel: r.HEARTH_CONTEXTS_PER_MODEL,
       // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
-      threads: r.HEARTH_WORKER_THREADS || os.availableParallelism(),
+      threads: r.HEARTH_WORKER_THREADS || Math.max(1, os.availableParallelism() - 1),
       contextSize: r.HEARTH_CONTEXT_SIZE,
       serveModels: serve && serve.length > 0 ? serve : undefined,
       maxAdapters: r.HEARTH_WORKER_MAX_ADAPTERS,
@@ -223,6 +246,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
     maxQueueDepth: r.HEARTH_MAX_QUEUE_DEPTH,
+    authCacheTtlMs: r.HEARTH_AUTH_CACHE_TTL_MS,
+    modelCacheTtlMs: r.HEARTH_MODEL_CACHE_TTL_MS,
     maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,
     logLevel: r.HEARTH_LOG_LEVEL,
   });

@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, configTable, loadConfig } from "../src/config.js";
@@ -13,6 +14,11 @@ describe("config", () => {
     expect(c.modelDir).toBe(path.resolve("./data/models"));
     expect(Object.isFrozen(c)).toBe(true);
     expect(Object.isFrozen(c.worker)).toBe(true);
+  });
+  it("leaves a core free for the rest when the worker's threads are not set", () => {
+    expect(loadConfig({}).worker.threads).toBe(Math.max(1, os.availableParallelism() - 1));
+    expect(loadConfig({ HEARTH_WORKER_THREADS: "3" }).worker.threads).toBe(3);
+    expect(loadConfig({}).worker.adapterSequences).toBe(4);
   });
   it("lists every bad variable at once", () => {
     try {

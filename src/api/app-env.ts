@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import type { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import type { Logger } from "../logger.js";
@@ -13,6 +14,7 @@ import type { ModelResolver } from "./services/model-resolver.js";
 export interface AppDeps {
   config: Config;
   db: Db;
+  apiKeys: ApiKeyAuthenticator;
   redis: Redis;
   inference: InferenceClient;
   models: ModelResolver;

@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps) {
   });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).
   v1.use((c, next) => (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path) ? next() : jsonLimit(c, next)));
-  v1.use(requireApiKey(deps.db));
+  v1.use(requireApiKey(deps.apiKeys));
   v1.route("/", completionsRoutes(deps));
   v1.route("/", chatCompletionsRoutes(deps));
   v1.route("/", embeddingsRoutes(deps));

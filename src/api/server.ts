@@ -9,6 +9,7 @@ import type { Logger } from "../logger.js";
 import { discoverBaseModels } from "../models/base-model-catalog.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
 import { InferenceClient } from "../queues/inference-client.js";
+import { ModelChanges } from "../queues/model-changes.js";
 import { ReplyHub } from "../queues/reply-hub.js";
 import { createApp } from "./app.js";
 import { ModelResolver } from "./services/model-resolver.js";
@@ -18,6 +19,7 @@ import { ControlWorker } from "../workers/lifecycle/control-worker.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
 import { AddonUploads } from "./services/addon-uploads.js";
+import { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import { ModelDeletion } from "./services/model-deletion.js";
 
 export interface RunningApi {
@@ -31,7 +33,7 @@ export interface RunningApi {
 
 /**
  * Starts the API: database (migrated, bootstrapped), the operator's base models
- * registered, Redis producer and reply hub, then the HTTP server.
+ * registered, Redis producer, reply hub and model-change feed, then the HTTP server.
  */
 export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -63,26 +65,31 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     queueTimeoutMs: config.queueTimeoutMs,
     maxQueueDepth: config.maxQueueDepth,
   });
+  const models = new ModelResolver(database.db, { cacheTtlMs: config.modelCacheTtlMs });
+  const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
+  await modelChanges.listen(subscriber);
+  const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs });
   const storage = new FileBlobStore(config.storageDir);
   const lifecycleDeps = {
     db: database.db,
     storage,
     redis,
     redisPrefix: config.redisPrefix,
+    modelChanges,
     maxLoraRank: config.maxLoraRank,
     log: log.child("lifecycle"),
   };
   const lifecycleQueue = new LifecycleQueue(redis, config.redisPrefix);
   const control = await ControlWorker.start(config, lifecycleDeps);
-  const catalog = new ModelCatalog(database.db, storage);
+  const catalog = new ModelCatalog(database.db, storage, modelChanges);
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, lifecycleDeps);
   const management = {
     catalog,
     uploads: new AddonUploads(database.db, storage, catalog, config, log),
     deployments,
-    deletion: new ModelDeletion(database.db, storage, catalog, deployments, log),
+    deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
   };
-  const app = createApp({ config, db: database.db, redis, inference, models: new ModelResolver(database.db), management, log });
+  const app = createApp({ config, db: database.db, apiKeys, redis, inference, models, management, log });
 
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));

@@ -12,6 +12,7 @@ import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 export interface WorkerSettings {
   threads: number;
   sequences: number;
+  adapterSequences: number;
   concurrency: number;
   contextSize: number;
   maxAdapters: number;
@@ -178,6 +179,7 @@ export class HearthCluster {
       HEARTH_SERVE_MODELS: this.options.serveModels.join(","),
       HEARTH_WORKER_THREADS: String(settings.threads),
       HEARTH_SEQUENCES_PER_CONTEXT: String(settings.sequences),
+      HEARTH_ADAPTER_SEQUENCES: String(settings.adapterSequences),
       HEARTH_WORKER_CONCURRENCY: String(settings.concurrency),
       HEARTH_CONTEXT_SIZE: String(settings.contextSize),
       HEARTH_CONTEXTS_PER_MODEL: "1",

@@ -7,11 +7,14 @@ import http from "node:http";
  */
 
 export interface StreamTiming {
-  /** Request start to the first `data:` event (the first token's chunk). */
+  /** Request start to the first `data:` event that carries text (the first token's chunk). */
   ttftMs: number;
   /** Request start to `data: [DONE]`. */
   totalMs: number;
-  /** Generated tokens, as the server's usage counts them. */
+  /**
+   * Generated tokens, as the server's usage counts them: a chunk may carry several tokens
+   * (the worker coalesces them under back-pressure), so chunks are no count.
+   */
   tokens: number;
   /** `data:` events that carried text. */
   textChunks: number;
@@ -54,9 +57,9 @@ export class BenchHttp {
     return reply.ms;
   }
 
-  /** A streamed completion, timed from the request's start. */
+  /** A streamed completion, timed from the request's start; its tokens counted by the usage chunk. */
   stream(body: Record<string, unknown>): Promise<StreamTiming> {
-    const payload = JSON.stringify({ ...body, stream: true });
+    const payload = JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } });
     return new Promise((resolve, reject) => {
       const started = performance.now();
       const req = this.open("POST", "/v1/completions", payload, true, (res) => {
@@ -67,6 +70,7 @@ export class BenchHttp {
         res.setEncoding("utf8");
         let buffer = "";
         let ttftMs = Number.NaN;
+        let firstEventMs = Number.NaN;
         let tokens = Number.NaN;
         let textChunks = 0;
         let done = false;
@@ -78,7 +82,8 @@ export class BenchHttp {
             buffer = buffer.slice(end + 2);
             if (!event.startsWith("data: ")) continue;
             const data = event.slice(6);
-            if (Number.isNaN(ttftMs)) ttftMs = performance.now() - started;
+            const at = performance.now() - started;
+            if (Number.isNaN(firstEventMs)) firstEventMs = at;
             if (data === "[DONE]") {
               done = true;
               continue;
@@ -89,13 +94,20 @@ export class BenchHttp {
               res.destroy();
               return;
             }
-            if (chunk.choices?.[0]?.text) textChunks++;
+            if (chunk.choices?.[0]?.text) {
+              if (textChunks === 0) ttftMs = at;
+              textChunks++;
+            }
             if (chunk.usage) tokens = chunk.usage.completion_tokens;
           }
         });
         res.on("end", () => {
           if (!done || Number.isNaN(tokens)) reject(new Error("the stream ended without usage and [DONE]"));
-          else resolve({ ttftMs, totalMs: performance.now() - started, tokens, textChunks });
+          else {
+            // A stream with no text at all (an empty first token) is timed by its first event.
+            const firstMs = textChunks > 0 ? ttftMs : firstEventMs;
+            resolve({ ttftMs: firstMs, totalMs: performance.now() - started, tokens, textChunks });
+          }
         });
         res.on("error", reject);
       });

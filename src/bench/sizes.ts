@@ -56,7 +56,7 @@ export const fullSizes: BenchSizes = {
   warmup: 3,
   overheadTokens: 128,
   overheadPairs: 20,
-  overheadTtftPairs: 30,
+  overheadTtftPairs: 60,
   floorSequential: 500,
   floorClients: 16,
   floorRequestsPerClient: 50,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Queue } from "bullmq";
+import { Queue, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import { AppError } from "../errors.js";
 import { jobs, type InferencePayload } from "./jobs.js";
@@ -40,11 +40,8 @@ export class InferenceClient {
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      await this.admit(queue, request.model.name);
       const payload: InferencePayload = { ...request, requestId, replyTo: this.hub.channel };
-      const job = await this.redisCall(() =>
-        queue.add("inference", payload, { ...jobs.inference.options, jobId: requestId }),
-      );
+      const job = await this.enqueue(queue, payload);
       // Until the first event, check every queue timeout that a worker has the job.
       let deadline: NodeJS.Timeout | undefined;
       const arm = () => {
@@ -83,15 +80,28 @@ export class InferenceClient {
     }
   }
 
-  private async admit(queue: Queue, modelName: string) {
-    const waiting = await this.redisCall(() => queue.getWaitingCount());
-    if (waiting >= this.options.maxQueueDepth) {
+  /**
+   * Adds the job unless `maxQueueDepth` jobs already wait, in one round trip: the count
+   * and the add go out together, the count first on the same connection (so it does not
+   * include this job). When the queue was full (or the count failed) the job is taken
+   * back and the request fails, with 429 (or 503); should a worker have taken it
+   * meanwhile, it runs.
+   */
+  private async enqueue(queue: Queue, payload: InferencePayload): Promise<Job> {
+    const counted = this.redisCall(() => waitingCount(this.redis, queue));
+    const added = this.redisCall(() => queue.add("inference", payload, { ...jobs.inference.options, jobId: payload.requestId }));
+    const [count, job] = await Promise.allSettled([counted, added]);
+    if (job.status === "rejected") throw job.reason;
+    const full = count.status === "rejected" || count.value >= this.options.maxQueueDepth;
+    if (full && (await queue.remove(job.value.id!).then((n) => n === 1, () => false))) {
+      if (count.status === "rejected") throw count.reason;
       throw new AppError(
         "rate_limited",
-        `Too many requests are queued for ${modelName} (${waiting}); retry shortly.`,
+        `Too many requests are queued for ${payload.model.name} (${count.value}); retry shortly.`,
         { param: null },
       );
     }
+    return job.value;
   }
 
   /**
@@ -156,6 +166,15 @@ export class InferenceClient {
 }
 
 const REDIS_TIMEOUT_MS = 5_000;
+
+/**
+ * What `queue.getWaitingCount()` counts (the wait and paused lists), as plain commands:
+ * ioredis writes them to the connection before this returns, ahead of anything sent after.
+ */
+async function waitingCount(redis: Redis, queue: Queue): Promise<number> {
+  const [wait, paused] = await Promise.all([redis.llen(queue.keys.wait!), redis.llen(queue.keys.paused!)]);
+  return wait + paused;
+}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;

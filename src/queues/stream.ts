@@ -9,6 +9,11 @@ import { waitForRedis } from "./connection.js";
  * job names that channel (`replyTo`) and its `requestId`. A worker publishes the
  * request's events there, in order, and always ends with `done` or `error`.
  * Cancels travel the other way on one channel all workers subscribe to.
+ *
+ * A `token` event carries the text of one or more consecutive tokens of one choice:
+ * while a publish for the request is in flight, the worker merges the tokens that
+ * follow into one event (reply-publisher.ts). Count generated tokens from `done`'s
+ * usage, never from events.
  */
 
 export type FinishReason = "stop" | "length" | "cancelled";
@@ -19,6 +24,7 @@ export interface Usage {
 }
 
 export type StreamEvent =
+  /** The next text of choice `index`: one token's, or several tokens' concatenated. */
   | { type: "token"; index: number; text: string }
   | {
       type: "done";

@@ -15,6 +15,8 @@ export interface ModelInstanceOptions {
   /** Base contexts (requests go to the least busy one); each adapter gets one context. */
   contexts: number;
   sequences: number;
+  /** Sequences of each adapter's context. */
+  adapterSequences: number;
   contextSize: number;
   threads: number;
   maxAdapters: number;
@@ -98,7 +100,7 @@ export class ModelInstance {
   }
 
   private async openAdapter(key: string, options: ModelInstanceOptions): Promise<EngineContext> {
-    const { sequences, contextSize, threads } = options;
+    const { adapterSequences: sequences, contextSize, threads } = options;
     const adapterPath = await options.adapterPath(key);
     try {
       return await this.model.createContext({ sequences, contextSize, threads, adapterPath });

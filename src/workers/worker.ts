@@ -9,6 +9,7 @@ import { discoverBaseModels } from "../models/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
 import { createRedis } from "../queues/connection.js";
 import { jobs, type InferencePayload, type JobPayload, type JobsOf } from "../queues/jobs.js";
+import { ReplyPublisher } from "../queues/reply-publisher.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import { FileBlobStore } from "../storage/file-blob-store.js";
@@ -88,13 +89,15 @@ export class HearthWorker {
     checkHandlers("inference", this.handlers);
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     await subscribeAdapterEvents(this.subscriber, this.config.redisPrefix, (event) => this.onAdapterEvent(event));
-    const { contextsPerModel, sequencesPerContext, contextSize, threads, maxAdapters, adapterLoadsPerModel } = this.config.worker;
+    const { contextsPerModel, sequencesPerContext, adapterSequences, contextSize, threads, maxAdapters, adapterLoadsPerModel } =
+      this.config.worker;
     for (const base of found) {
       const model = await ServedModel.start({
         engine: this.engine,
         base,
         contexts: contextsPerModel,
         sequences: sequencesPerContext,
+        adapterSequences,
         contextSize,
         threads,
         maxAdapters,
@@ -160,8 +163,8 @@ export class HearthWorker {
   }
 
   private async infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
-    const emit = (event: StreamEvent) =>
-      void publishEvent(this.publisher, payload.replyTo, payload.requestId, event).catch(() => {});
+    const reply = new ReplyPublisher((event) => publishEvent(this.publisher, payload.replyTo, payload.requestId, event));
+    const emit = (event: StreamEvent) => reply.publish(event);
     const signal = this.cancellations.start(payload.requestId);
     this.events.emit("job-started", { requestId: payload.requestId });
     try {
@@ -188,6 +191,8 @@ export class HearthWorker {
       return undefined;
     } finally {
       this.cancellations.finish(payload.requestId);
+      // The job ends once its reply is out, so that a closing worker loses none of it.
+      await reply.drained();
     }
   }
 

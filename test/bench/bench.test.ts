@@ -16,6 +16,7 @@ import { SCENARIO_IDS } from "../../src/bench/scenario.js";
 import { adapterNeeds, type BenchSizes } from "../../src/bench/sizes.js";
 import { percentile, summarize } from "../../src/bench/stats.js";
 import type { BenchShape } from "../../src/models/bench-models.js";
+import { tinyLlamaShape } from "../helpers/bench-shapes.js";
 
 const tinySizes: BenchSizes = {
   warmup: 1,
@@ -37,22 +38,7 @@ const tinySizes: BenchSizes = {
   scaleOutTokens: 4,
 };
 
-const smallShape: BenchShape = {
-  id: "bench-test-small",
-  like: "nothing",
-  shape: {
-    embeddingLength: 128,
-    blockCount: 2,
-    headCount: 4,
-    headCountKv: 2,
-    feedForwardLength: 256,
-    vocabSize: 1024,
-    contextLength: 512,
-    ropeFreqBase: 10000,
-    rmsEpsilon: 1e-5,
-    tiedOutput: false,
-  },
-};
+const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };
 
 let root: string;
 beforeAll(async () => {
@@ -72,7 +58,7 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   modelsDir: path.join(root, "models"),
   large: false,
   shape: smallShape,
-  worker: { threads: 1, sequences: 2, concurrency: 2, contextSize: 256, maxAdapters: 4 },
+  worker: { threads: 1, sequences: 2, adapterSequences: 1, concurrency: 2, contextSize: 256, maxAdapters: 4 },
   progress: silentProgress,
   ...overrides,
 });

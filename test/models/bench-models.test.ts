@@ -17,22 +17,12 @@ import { convertAddon, readAddonManifest, validateAddon } from "../../src/models
 import { readGgufHeader, type GgufHeader } from "../../src/models/gguf-reader.js";
 import { ggmlTensorBytes } from "../../src/models/gguf-types.js";
 import { gpt2ByteChars } from "../../src/models/gpt2-bytes.js";
-import { randomLlamaPlan, type LlamaShape } from "../../src/models/random-llama.js";
+import { tinyLlamaShape } from "../helpers/bench-shapes.js";
+import { randomLlamaPlan } from "../../src/models/random-llama.js";
 import { randomQvLoraModules } from "../../src/models/random-lora.js";
 import { readSafetensors } from "../../src/models/safetensors-reader.js";
 
-const smallShape: LlamaShape = {
-  embeddingLength: 128,
-  blockCount: 2,
-  headCount: 4,
-  headCountKv: 2,
-  feedForwardLength: 256,
-  vocabSize: 1024,
-  contextLength: 512,
-  ropeFreqBase: 10000,
-  rmsEpsilon: 1e-5,
-  tiedOutput: false,
-};
+const smallShape = tinyLlamaShape;
 const small: BenchShape = { id: "bench-small", like: "no model", shape: smallShape };
 const smallTied: BenchShape = { id: "bench-small-tied", like: "no model", shape: { ...smallShape, tiedOutput: true } };
 

@@ -65,7 +65,7 @@ export class FakeModel implements EngineModel {
       await this.engine.hold;
       if (this.engine.failing.has(options.adapterPath)) throw new Error(`cannot load ${options.adapterPath}`);
     }
-    const context = new FakeContext(this, options.contextSize, options.adapterPath);
+    const context = new FakeContext(this, options.contextSize, options.adapterPath, options.sequences);
     this.contexts.push(context);
     return context;
   }
@@ -86,6 +86,7 @@ export class FakeContext implements EngineContext {
     readonly model: FakeModel,
     readonly contextSize: number,
     readonly adapterPath: string | undefined,
+    readonly sequences = 1,
   ) {}
 
   async generate(request: GenerateRequest, _signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {

@@ -28,6 +28,8 @@ describe("lifecycle job handlers", () => {
   let listener: Redis;
   let deps: LifecycleDeps;
   const events: AdapterEvent[] = [];
+  /** The models the handlers said changed (what makes API processes drop cached resolutions). */
+  const changed: string[] = [];
   const prefix = `hearth-test-${crypto.randomBytes(4).toString("hex")}`;
 
   beforeAll(async () => {
@@ -42,6 +44,11 @@ describe("lifecycle job handlers", () => {
       storage: new FileBlobStore(storageDir),
       redis,
       redisPrefix: prefix,
+      modelChanges: {
+        changed: async (model) => {
+          changed.push(model);
+        },
+      },
       maxLoraRank: 64,
       log: createLogger("error", "test"),
     };
@@ -56,6 +63,7 @@ describe("lifecycle job handlers", () => {
     await truncateAllTables(database.db);
     await rm(storageDir, { recursive: true, force: true });
     events.length = 0;
+    changed.length = 0;
     await createAccount(database.db, { id: "hearth", displayName: "Hearth" });
     await createAccount(database.db, { id: "acme", displayName: "Acme" });
     await upsertBaseModel(database.db, {
@@ -91,6 +99,7 @@ describe("lifecycle job handlers", () => {
     expect(events).toEqual([
       { type: "deployed", model: "accounts/acme/models/a", baseModelId: "hearth-tiny", adapterKey: deployment!.artifactPath },
     ]);
+    expect(changed).toEqual(["accounts/acme/models/a"]);
   });
 
   it("shares one artifact between identical adapters, and undeploys each without freeing the other's", async () => {
@@ -105,8 +114,10 @@ describe("lifecycle job handlers", () => {
     expect(await readdir(path.join(storageDir, "artifacts", "lora"))).toHaveLength(1);
 
     await setDeploymentState(database.db, "acme", "a", "UNDEPLOYING", { artifactPath: a!.artifactPath });
+    changed.length = 0;
     expect(await undeployModel(deps, { accountId: "acme", modelId: "a" })).toBe("done");
     expect(await undeployModel(deps, { accountId: "acme", modelId: "a" })).toBe("skipped");
+    expect(changed).toEqual(["accounts/acme/models/a"]);
     expect(await getDeployment(database.db, "acme", "a")).toBeNull();
     await waitForEvents(3);
     expect(events.at(-1)).toMatchObject({ type: "undeployed", model: "accounts/acme/models/a", stillDeployed: true });
@@ -133,6 +144,7 @@ describe("lifecycle job handlers", () => {
     expect(deployment!.state).toBe("FAILED");
     expect(deployment!.reason).toMatch(/adapter_config\.json/);
     expect(events).toEqual([]);
+    expect(changed).toEqual([]);
   });
 
   it("reconverts when the artifact went missing from storage", async () => {

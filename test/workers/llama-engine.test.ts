@@ -94,6 +94,85 @@ describe("LlamaEngine", () => {
     results.forEach((r, i) => expect(r.text).toBe(greedyText(prompts[i]!, 12)));
   });
 
+  /** Generations on a context of their own, and long ones (to the context's end) running on it. */
+  async function busyContext(sequences: number) {
+    const context = await tiny.createContext({ sequences, contextSize: 256, threads: 1 });
+    const gen = (prompt: string, maxTokens: number | null, onText: (t: string) => void = () => {}) =>
+      context.generate({ promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens) }, new AbortController().signal, onText);
+    /** Starts long generations; resolves once each has its first token. `running()` counts those not ended. */
+    const startLong = async (prompts: string[]) => {
+      let running = prompts.length;
+      let seen = 0;
+      let started!: () => void;
+      const allStarted = new Promise<void>((resolve) => (started = resolve));
+      const ended = prompts.map((p) => {
+        let first = true;
+        return gen(p, null, () => {
+          if (first && ((first = false), ++seen === prompts.length)) started();
+        }).finally(() => running--);
+      });
+      await allStarted;
+      return { running: () => running, ended: Promise.all(ended) };
+    };
+    return { context, gen, startLong };
+  }
+
+  it("starts a request at once while the context's other sequences keep generating", async () => {
+    // Every sequence has been used before: a reused sequence must not wait for the others.
+    const { context, gen, startLong } = await busyContext(4);
+    try {
+      await Promise.all(["w ", "x ", "y ", "z "].map((p) => gen(p, 4)));
+      const long = await startLong(["a ", "b ", "c "]);
+      const late = await gen("Late ", 5);
+      const stillRunning = long.running();
+      await long.ended;
+      expect(late.completionTokens).toBe(5);
+      expect(stillRunning).toBe(3);
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("hands a finished request's sequence to a waiting one while the others keep generating", async () => {
+    // All 3 sequences busy; one ends, and the request waiting for a sequence must get its slot
+    // then, not once the two long generations are done.
+    const { context, gen, startLong } = await busyContext(3);
+    try {
+      const long = await startLong(["a ", "b "]);
+      const short = gen("Short ", 3);
+      const waiting = gen("Waiting ", 3); // no sequence free until `short` ends
+      await short;
+      const late = await waiting;
+      const stillRunning = long.running();
+      await long.ended;
+      expect(late.completionTokens).toBe(3);
+      expect(stillRunning).toBe(2);
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("gives every one of many concurrent sequences the model's own tokens", async () => {
+    // node-llama-cpp samples a batch's sequences on parallel threads; unserialised, some of
+    // these 100 generations took another sequence's token.
+    const { context, gen } = await busyContext(20);
+    try {
+      const prompts = Array.from({ length: 20 }, (_, i) => `Prompt ${i}: the ${"abcdefghijklmnopqrst"[i]}`);
+      for (let round = 0; round < 5; round++) {
+        const texts = await Promise.all(
+          prompts.map(async (p) => {
+            let text = "";
+            await gen(p, 24, (t) => (text += t));
+            return text;
+          }),
+        );
+        expect(texts).toEqual(prompts.map((p) => greedyText(p, 24)));
+      }
+    } finally {
+      await context.dispose();
+    }
+  });
+
   it("samples reproducibly with a seed", async () => {
     const sampling = greedy(30, { temperature: 1.2, seed: 42 });
     const a = await run("Seeded ", sampling);

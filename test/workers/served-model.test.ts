@@ -12,7 +12,8 @@ describe("ServedModel", () => {
       engine,
       base: { id: "m", path: "m.gguf" },
       contexts: 1,
-      sequences: 1,
+      sequences: 3,
+      adapterSequences: 2,
       contextSize: 64,
       threads: 1,
       maxAdapters,
@@ -35,6 +36,8 @@ describe("ServedModel", () => {
     const adapted = await served.lease("a");
     expect((base.context as FakeContext).adapterPath).toBeUndefined();
     expect((adapted.context as FakeContext).adapterPath).toBe("/adapters/a");
+    expect((base.context as FakeContext).sequences).toBe(3);
+    expect((adapted.context as FakeContext).sequences).toBe(2);
     expect(base.model).toBe(adapted.model);
     expect(served.stats()).toMatchObject({ generation: 0, adapterLoads: 1, adapters: ["a"], requests: 2 });
     base.release();

@@ -1,9 +1,11 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobs } from "../../src/queues/jobs.js";
+import { jobs, type InferencePayload } from "../../src/queues/jobs.js";
+import { decodeMessage, type WireMessage } from "../../src/queues/stream.js";
 import { liveWorkers } from "../../src/queues/worker-registry.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { greedyText } from "../helpers/oracle.js";
 
 describe("the worker", () => {
   let hearth: TestHearth;
@@ -36,6 +38,46 @@ describe("the worker", () => {
       await queue.close();
       subscriber.disconnect();
     }
+  });
+
+  it("publishes a request's tokens in order, the text per choice intact, done last", async () => {
+    const subscriber = new Redis(hearth.config.redisUrl);
+    const replyTo = `${hearth.config.redisPrefix}:reply:coalesce-test`;
+    const messages: WireMessage[] = [];
+    const ended = new Promise<void>((resolve) =>
+      subscriber.on("message", (_c, m: string) => {
+        messages.push(decodeMessage(m)!);
+        if (messages.at(-1)?.type !== "token") resolve();
+      }),
+    );
+    await subscriber.subscribe(replyTo);
+    const queue = new Queue(jobs.inference.queueName("hearth-tiny"), { connection: redis, prefix: hearth.config.redisPrefix });
+    const prompts = ["One ", "Two "];
+    try {
+      await queue.add("inference", {
+        requestId: "r-2",
+        replyTo,
+        kind: "completion",
+        model: { name: "accounts/hearth/models/hearth-tiny", baseModelId: "hearth-tiny" },
+        prompts,
+        n: 2,
+        sampling: { maxTokens: 40, temperature: 0, stop: [] },
+      } satisfies InferencePayload);
+      await ended;
+    } finally {
+      await queue.close();
+      subscriber.disconnect();
+    }
+    const done = messages.at(-1)!;
+    expect(done).toMatchObject({ id: "r-2", type: "done", usage: { completionTokens: 160 } });
+    const tokens = messages.slice(0, -1);
+    expect(tokens.every((m) => m.id === "r-2" && m.type === "token")).toBe(true);
+    // However the tokens were grouped into events, each choice's text is whole and in order.
+    const texts = [0, 1, 2, 3].map((index) =>
+      tokens.map((m) => (m.type === "token" && m.index === index ? m.text : "")).join(""),
+    );
+    expect(texts).toEqual([0, 0, 1, 1].map((p) => greedyText(prompts[p]!, 40)));
+    expect(tokens.length).toBeLessThanOrEqual(160);
   });
 
   it("retires from the registry when it closes", async () => {

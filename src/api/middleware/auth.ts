@@ -1,12 +1,11 @@
 import { createMiddleware } from "hono/factory";
-import { authenticateApiKey } from "../../auth/api-keys.js";
-import type { Db } from "../../db/client.js";
+import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
 import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { AppEnv } from "../app-env.js";
 
 /** `Authorization: Bearer <API key>`; the key decides the calling account. */
-export function requireApiKey(db: Db) {
+export function requireApiKey(apiKeys: ApiKeyAuthenticator) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("authorization");
     const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
@@ -16,7 +15,7 @@ export function requireApiKey(db: Db) {
         "Missing API key: send it as `Authorization: Bearer <API key>`.",
       );
     }
-    const key = await orUnavailable(authenticateApiKey(db, match[1]!));
+    const key = await orUnavailable(apiKeys.authenticate(match[1]!));
     if (!key) throw new AppError("unauthorized", "Invalid API key.");
     c.set("caller", { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, role: key.role });
     await next();

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Hono } from "hono";
 import type { ChatMessage } from "../../queues/jobs.js";
-import type { StreamEvent } from "../../queues/stream.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { parseBody } from "../middleware/parse-body.js";
-import { collect, publicFinishReason, unixNow, usageBody } from "./collect.js";
+import { chatChunks, type ChatMeta } from "./chat-chunks.js";
+import { collect, unixNow, usageBody } from "./collect.js";
 import { chatRequestSchema, type ChatRequest } from "./protocol.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
@@ -20,12 +20,11 @@ export function chatCompletionsRoutes(deps: AppDeps) {
       { kind: "chat", model, messages: toMessages(req.messages), n, sampling: toSampling(req, maxTokens) },
       abort.signal,
     );
-    const meta = { id: `chatcmpl-${randomUUID()}`, created: unixNow(), model: req.model };
+    const meta: ChatMeta = { id: `chatcmpl-${randomUUID()}`, created: unixNow(), model: req.model };
 
     if (req.stream) {
       const includeUsage = req.stream_options?.include_usage === true;
-      const started = new Set<number>();
-      return sseResponse(events, (e) => chatChunks(e, meta, started, includeUsage), () => abort.abort());
+      return sseResponse(events, chatChunks(meta, includeUsage), () => abort.abort());
     }
     const result = await collect(events, n);
     return c.json({
@@ -48,39 +47,4 @@ function toMessages(messages: ChatRequest["messages"]): ChatMessage[] {
     role: m.role === "developer" ? "system" : m.role,
     content: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join(""),
   }));
-}
-
-function chatChunks(
-  event: StreamEvent,
-  meta: { id: string; created: number; model: string },
-  started: Set<number>,
-  includeUsage: boolean,
-): unknown[] {
-  const chunk = (choice: object, extra: object = {}) => ({
-    ...meta,
-    object: "chat.completion.chunk",
-    choices: [choice],
-    ...extra,
-  });
-  if (event.type === "token") {
-    // The first delta of each choice names the role.
-    const role = started.has(event.index) ? {} : { role: "assistant" };
-    started.add(event.index);
-    return [chunk({ index: event.index, delta: { ...role, content: event.text }, logprobs: null, finish_reason: null })];
-  }
-  if (event.type !== "done") return [];
-  const usage = usageBody(event.usage);
-  const chunks: unknown[] = event.choices.map((choice, i) =>
-    chunk(
-      {
-        index: choice.index,
-        delta: started.has(choice.index) ? {} : { role: "assistant", content: "" },
-        logprobs: null,
-        finish_reason: publicFinishReason(choice.finishReason),
-      },
-      i === event.choices.length - 1 ? { usage } : {},
-    ),
-  );
-  if (includeUsage) chunks.push({ ...meta, object: "chat.completion.chunk", choices: [], usage });
-  return chunks;
 }

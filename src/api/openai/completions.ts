@@ -3,11 +3,11 @@ import { Hono } from "hono";
 import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { parseBody } from "../middleware/parse-body.js";
-import { collect, publicFinishReason, unixNow, usageBody } from "./collect.js";
+import { collect, unixNow, usageBody } from "./collect.js";
+import { completionChunks, type CompletionMeta } from "./completion-chunks.js";
 import { completionRequestSchema } from "./protocol.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
-import type { StreamEvent } from "../../queues/stream.js";
 
 const DEFAULT_MAX_TOKENS = 16;
 const MAX_CHOICES = 64;
@@ -30,11 +30,11 @@ export function completionsRoutes(deps: AppDeps) {
       { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },
       abort.signal,
     );
-    const meta = { id: `cmpl-${randomUUID()}`, object: "text_completion", created: unixNow(), model: req.model };
+    const meta: CompletionMeta = { id: `cmpl-${randomUUID()}`, object: "text_completion", created: unixNow(), model: req.model };
 
     if (req.stream) {
       const includeUsage = req.stream_options?.include_usage === true;
-      return sseResponse(events, (e) => completionChunks(e, meta, includeUsage), () => abort.abort());
+      return sseResponse(events, completionChunks(meta, includeUsage), () => abort.abort());
     }
     const result = await collect(events, prompts.length * n);
     return c.json({
@@ -48,24 +48,4 @@ export function completionsRoutes(deps: AppDeps) {
       usage: usageBody(result.usage),
     });
   });
-}
-
-function completionChunks(
-  event: StreamEvent,
-  meta: { id: string; object: string; created: number; model: string },
-  includeUsage: boolean,
-): unknown[] {
-  if (event.type === "token") {
-    return [{ ...meta, choices: [{ text: event.text, index: event.index, logprobs: null, finish_reason: null }] }];
-  }
-  if (event.type !== "done") return [];
-  const usage = usageBody(event.usage);
-  const chunks: unknown[] = event.choices.map((choice, i) => ({
-    ...meta,
-    choices: [{ text: "", index: choice.index, logprobs: null, finish_reason: publicFinishReason(choice.finishReason) }],
-    // The chunk that ends the last choice carries the request's usage.
-    ...(i === event.choices.length - 1 ? { usage } : {}),
-  }));
-  if (includeUsage) chunks.push({ ...meta, choices: [], usage });
-  return chunks;
 }

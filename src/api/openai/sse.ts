@@ -3,31 +3,33 @@ import { AppError } from "../../errors.js";
 
 /**
  * Renders server-sent events: `data: {json}` per chunk and a final `data: [DONE]`.
- * The response is only created once the first event is in, so an error that
- * happens before any token still gets its proper HTTP status.
+ * `toChunks` gives each event's chunks already as JSON texts (see completion-chunks.ts:
+ * a token's is a template filled in, not a whole object stringified). The response is
+ * only created once the first event is in, so an error that happens before any token
+ * still gets its proper HTTP status.
  */
 export async function sseResponse(
   events: AsyncGenerator<StreamEvent, void, undefined>,
-  toChunks: (event: StreamEvent) => unknown[],
+  toChunks: (event: StreamEvent) => string[],
   onCancel: () => void,
 ): Promise<Response> {
   const first = await events.next(); // throws AppError before anything is sent
   const encoder = new TextEncoder();
-  const frame = (value: unknown) => encoder.encode(`data: ${JSON.stringify(value)}\n\n`);
+  // One write per event: a token's single chunk, or a `done`'s chunks together.
+  const frames = (jsons: string[]) =>
+    encoder.encode(jsons.length === 1 ? `data: ${jsons[0]}\n\n` : jsons.map((json) => `data: ${json}\n\n`).join(""));
   let cancelled = false;
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
       const send = (bytes: Uint8Array) => {
-        if (!cancelled) controller.enqueue(bytes);
+        if (!cancelled && bytes.length > 0) controller.enqueue(bytes);
       };
       try {
-        if (!first.done) for (const chunk of toChunks(first.value)) send(frame(chunk));
-        for await (const event of events) {
-          for (const chunk of toChunks(event)) send(frame(chunk));
-        }
+        if (!first.done) send(frames(toChunks(first.value)));
+        for await (const event of events) send(frames(toChunks(event)));
       } catch (error) {
         const appError = error instanceof AppError ? error : new AppError("internal", "The stream failed.");
-        send(frame(appError.toBody()));
+        send(frames([JSON.stringify(appError.toBody())]));
       }
       if (cancelled) return;
       send(encoder.encode("data: [DONE]\n\n"));

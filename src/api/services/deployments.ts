@@ -78,7 +78,11 @@ export class Deployments {
           artifactPath: deployment.artifactPath,
         }),
       );
-      if (moved) await this.enqueueUndeploy(accountId, modelId, deployment.state);
+      if (moved) {
+        // Requests stop resolving it now, in every API process; the job then frees the adapter.
+        await this.lifecycle.modelChanges.changed(modelName(accountId, modelId));
+        await this.enqueueUndeploy(accountId, modelId, deployment.state);
+      }
     }
     return this.catalog.view(model);
   }
@@ -89,6 +93,7 @@ export class Deployments {
     if (!deployment) return;
     if (deployment.state !== "UNDEPLOYING") {
       await orUnavailable(setDeploymentState(this.db, accountId, modelId, "UNDEPLOYING", { artifactPath: deployment.artifactPath }));
+      await this.lifecycle.modelChanges.changed(modelName(accountId, modelId));
     }
     await orUnavailable(undeployModel(this.lifecycle, { accountId, modelId }));
   }

@@ -9,6 +9,7 @@ import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
+import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { Caller } from "../app-env.js";
 import type { ConversationConfig } from "../management/protocol.js";
 import type { ModelFile } from "../management/resources.js";
@@ -41,6 +42,7 @@ export class ModelCatalog {
   constructor(
     private readonly db: Db,
     private readonly storage: BlobStore,
+    private readonly modelChanges: ModelChangeNotifier,
   ) {}
 
   async create(caller: Caller, accountId: string, input: CreateModelInput): Promise<ModelView> {
@@ -115,6 +117,8 @@ export class ModelCatalog {
     await this.owned(caller, accountId, modelId);
     const model = await orUnavailable(updateModel(this.db, accountId, modelId, patch));
     if (!model) throw modelNotFound(accountId, modelId);
+    // A PATCH may change what the name resolves to (its chat template, its visibility).
+    await this.modelChanges.changed(modelName(accountId, modelId));
     return this.view(model);
   }
 

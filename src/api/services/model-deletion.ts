@@ -5,6 +5,7 @@ import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { modelName } from "../../model-name.js";
+import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
 import type { Caller } from "../app-env.js";
@@ -23,6 +24,7 @@ export class ModelDeletion {
     private readonly storage: BlobStore,
     private readonly catalog: ModelCatalog,
     private readonly deployments: Deployments,
+    private readonly modelChanges: ModelChangeNotifier,
     private readonly log: Logger,
   ) {}
 
@@ -40,6 +42,7 @@ export class ModelDeletion {
       await this.deployments.undeployNow(accountId, modelId);
     }
     await orUnavailable(deleteModel(this.db, accountId, modelId));
+    await this.modelChanges.changed(name);
     try {
       await this.storage.delete(storageKeys.model(accountId, modelId));
       if (model.artifactKey && !(await artifactInUse(this.db, model.artifactKey, { accountId, modelId }))) {

@@ -5,6 +5,9 @@ import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import { modelName, parseModelName } from "../../model-name.js";
 import type { ModelTarget } from "../../queues/jobs.js";
+import { TtlCache } from "../../ttl-cache.js";
+
+const MAX_CACHED_RESOLUTIONS = 10_000;
 
 export interface ResolvedModel {
   target: ModelTarget;
@@ -22,15 +25,42 @@ export interface ModelListing {
   createdAt: Date;
 }
 
+export interface ModelResolverOptions {
+  /** How long a resolution is reused (HEARTH_MODEL_CACHE_TTL_MS); 0: every request asks the database. */
+  cacheTtlMs: number;
+  now?: () => number;
+}
+
 /**
  * The one place a model name becomes something to run: which base model's queue,
  * and which adapter. A model the caller may not see is reported exactly like one
  * that does not exist; an adapter runs only while DEPLOYED.
+ *
+ * Resolutions are reused for a short while, per caller and name (errors are not);
+ * `invalidate` drops them all, and is called on every model change (queues/model-changes.ts).
+ * The values are shared between requests: read them, never change them.
  */
 export class ModelResolver {
-  constructor(private readonly db: Db) {}
+  private readonly cache: TtlCache<string, ResolvedModel>;
 
-  async forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {
+  constructor(
+    private readonly db: Db,
+    options: ModelResolverOptions,
+  ) {
+    this.cache = new TtlCache({ ttlMs: options.cacheTtlMs, maxEntries: MAX_CACHED_RESOLUTIONS, now: options.now });
+  }
+
+  forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {
+    // Account IDs have no "/", so the key is unambiguous.
+    return this.cache.getOrLoad(`${callerAccountId}/${name}`, () => this.resolve(callerAccountId, name));
+  }
+
+  /** Forgets every cached resolution (a model changed; a lora's also depends on its base model). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private async resolve(callerAccountId: string, name: string): Promise<ResolvedModel> {
     const ref = parseModelName(name);
     const found = ref
       ? await orUnavailable(getVisibleModelWithDeployment(this.db, callerAccountId, ref.accountId, ref.modelId))

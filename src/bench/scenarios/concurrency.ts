@@ -68,7 +68,7 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
     targets: [target(`adapters ÷ base at every level (worst, at ${sizes.concurrencyLevels[ratios.indexOf(worst)]} streams)`, round(worst), ">=", 0.9, "×")],
     notes: [
       `${sizes.concurrencyRounds} request(s) per stream per level; worker: ${ctx.workerSettings.sequences} sequences per context, ` +
-        `${ctx.workerSettings.threads} thread(s); each adapter has a context of its own`,
+        `${ctx.workerSettings.threads} thread(s); each adapter has a context of its own with ${ctx.workerSettings.adapterSequences} sequences`,
     ],
     details: { runs, ratios: Object.fromEntries(sizes.concurrencyLevels.map((s, i) => [s, ratios[i]])) },
   };

@@ -58,7 +58,7 @@ export async function memoryScenario(ctx: BenchContext): Promise<ScenarioResult>
     figures,
     targets: [target("RSS added per loaded adapter", round(perAdapter / MB), "<=", round(bound / MB), "MB")],
     notes: [
-      `each adapter context has ${ctx.workerSettings.sequences} sequences × ${ctx.workerSettings.contextSize} tokens of KV cache (F16); ` +
+      `each adapter context has ${ctx.workerSettings.adapterSequences} sequences × ${ctx.workerSettings.contextSize} tokens of KV cache (F16); ` +
         "RSS read from /proc/<pid>/status 300 ms after the request",
     ],
     details: { rss, adapterBytes, kvBytes, perAdapterBytes: perAdapter },
@@ -73,7 +73,7 @@ async function largestArtifact(storageDir: string): Promise<number> {
 }
 
 /** The F16 KV cache of one context: cells × layers × (K + V) × KV width × 2 bytes. */
-async function kvCacheBytes(modelFile: string, settings: { sequences: number; contextSize: number }): Promise<number> {
+async function kvCacheBytes(modelFile: string, settings: { adapterSequences: number; contextSize: number }): Promise<number> {
   const header = await readGgufHeader(modelFile);
   const value = (key: string) => {
     const entry = header.metadata.get(key);
@@ -84,7 +84,7 @@ async function kvCacheBytes(modelFile: string, settings: { sequences: number; co
   const arch = String(value("general.architecture"));
   const perSequence = Math.min(settings.contextSize, meta(`${arch}.context_length`));
   // node-llama-cpp allocates contextSize × sequences cells, rounded up to a multiple of 256.
-  const cells = Math.ceil((perSequence * settings.sequences) / 256) * 256;
+  const cells = Math.ceil((perSequence * settings.adapterSequences) / 256) * 256;
   const headWidth = meta(`${arch}.embedding_length`) / meta(`${arch}.attention.head_count`);
   const kvWidth = headWidth * meta(`${arch}.attention.head_count_kv`);
   return cells * meta(`${arch}.block_count`) * 2 * kvWidth * 2;

@@ -5,19 +5,27 @@ import type { EngineContext, GenerateRequest, GenerateResult } from "./engine.js
 import { TokenTextDecoder } from "./token-text.js";
 
 /**
- * One llama.cpp context: a fixed set of sequences evaluated together in batches.
- * Requests take a free sequence, or wait for one in arrival order.
+ * One llama.cpp context: a fixed number of sequences evaluated together in batches.
+ * Each request takes a fresh sequence, or waits for one in arrival order.
+ *
+ * A sequence is never reused: clearing a used one (`clearHistory`) takes the context's
+ * lock, which the batch loop holds for as long as other sequences keep generating, so
+ * a request on a reused sequence would wait for everybody else's generation to end.
+ * A disposed sequence's cells are freed under that lock in the background instead,
+ * and its slot comes back once they are. While a request waits for such a slot, the
+ * running generations pause between tokens (see `yieldToReclaim`).
  */
 export class LlamaEngineContext implements EngineContext {
-  private readonly free: LlamaContextSequence[];
   private readonly waiting: ((sequence: LlamaContextSequence) => void)[] = [];
+  /** Sequences disposed whose slots are not back yet. */
+  private reclaiming = 0;
+  /** Generations paused until a slot comes back. */
+  private parked: (() => void)[] = [];
 
   constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
-  ) {
-    this.free = Array.from({ length: context.totalSequences }, () => context.getSequence());
-  }
+  ) {}
 
   get contextSize(): number {
     return this.context.contextSize;
@@ -39,7 +47,6 @@ export class LlamaEngineContext implements EngineContext {
     const sequence = await this.acquire(signal);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     try {
-      await sequence.clearHistory();
       return await this.run(sequence, prompt, maxTokens, request, signal, onText);
     } finally {
       this.release(sequence);
@@ -79,6 +86,7 @@ export class LlamaEngineContext implements EngineContext {
           finishReason = "length";
           break;
         }
+        await this.yieldToReclaim();
       }
     } else {
       finishReason = "cancelled";
@@ -103,8 +111,7 @@ export class LlamaEngineContext implements EngineContext {
   }
 
   private acquire(signal: AbortSignal): Promise<LlamaContextSequence | undefined> {
-    const sequence = this.free.pop();
-    if (sequence) return Promise.resolve(sequence);
+    if (this.waiting.length === 0 && this.context.sequencesLeft > 0) return Promise.resolve(this.context.getSequence());
     return new Promise((resolve) => {
       const take = (s: LlamaContextSequence) => {
         signal.removeEventListener("abort", onAbort);
@@ -120,10 +127,33 @@ export class LlamaEngineContext implements EngineContext {
     });
   }
 
+  /** Disposes the sequence; once its slot is back, the longest-waiting request gets a fresh one. */
   private release(sequence: LlamaContextSequence) {
-    const next = this.waiting.shift();
-    if (next) next(sequence);
-    else this.free.push(sequence);
+    this.reclaiming++;
+    void sequence
+      .dispose()
+      .catch(() => {})
+      .then(() => {
+        this.reclaiming--;
+        while (this.waiting.length > 0 && this.context.sequencesLeft > 0 && !this.context.disposed) {
+          this.waiting.shift()!(this.context.getSequence());
+        }
+        const parked = this.parked;
+        this.parked = [];
+        for (const resume of parked) resume();
+      });
+  }
+
+  /**
+   * Freeing a slot takes the context's lock, which node-llama-cpp's batch loop keeps for
+   * as long as some sequence has a decode queued; with several generating out of step
+   * that is until they have all ended. So while a request waits for a slot being freed,
+   * each generation holds back its next token (a generator decodes only when asked)
+   * until the slot is back: the loop runs dry, lets go of the lock, and everybody goes on.
+   */
+  private async yieldToReclaim(): Promise<void> {
+    if (this.waiting.length === 0 || this.reclaiming === 0) return;
+    await new Promise<void>((resume) => this.parked.push(resume));
   }
 
   async dispose(): Promise<void> {

@@ -15,6 +15,7 @@ import type { ChatMessage } from "../../queues/jobs.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type { ContextOptions, Engine, EngineContext, EngineModel, LoadModelOptions, ModelInfo, RenderedPrompt } from "./engine.js";
 import { LlamaEngineContext } from "./llama-context.js";
+import { serializeSampling } from "./serial-sampling.js";
 
 /** The node-llama-cpp implementation of the engine. */
 export class LlamaEngine implements Engine {
@@ -126,6 +127,7 @@ class LlamaEngineModel implements EngineModel {
       threads: options.threads,
       ...(options.adapterPath ? { lora: { adapters: [{ filePath: options.adapterPath, scale: 1 }] } } : {}),
     });
+    serializeSampling(context);
     return new LlamaEngineContext(this.model, context);
   }
 

@@ -39,6 +39,7 @@ export async function deployModel(deps: LifecycleDeps, { accountId, modelId }: L
     deployedAt: new Date(),
   });
   if (!deployed) return "skipped";
+  await deps.modelChanges.changed(name);
   const baseModelId = parseModelName(model.baseModel)!.modelId;
   // Workers load adapters on first use anyway; this only lets them warm up.
   await publishAdapterEvent(deps.redis, deps.redisPrefix, { type: "deployed", model: name, baseModelId, adapterKey: key }).catch(

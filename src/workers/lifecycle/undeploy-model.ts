@@ -9,7 +9,9 @@ import type { LifecycleDeps } from "./lifecycle-deps.js";
 /**
  * The undeploy job: removes an UNDEPLOYING deployment and tells the workers to free
  * the adapter (they let in-flight generations finish). New requests already get 404:
- * only DEPLOYED models resolve. Idempotent: anything but UNDEPLOYING is left alone.
+ * only DEPLOYED models resolve, and whoever moved it to UNDEPLOYING told the API
+ * processes (queues/model-changes.ts); so does this job, once done. Idempotent:
+ * anything but UNDEPLOYING is left alone.
  */
 export async function undeployModel(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload): Promise<LifecycleOutcome> {
   const deployment = await getDeployment(deps.db, accountId, modelId);
@@ -23,6 +25,7 @@ export async function undeployModel(deps: LifecycleDeps, { accountId, modelId }:
     await publishAdapterEvent(deps.redis, deps.redisPrefix, { type: "undeployed", model: name, baseModelId, adapterKey: key, stillDeployed });
   }
   await deleteDeployment(deps.db, accountId, modelId);
+  await deps.modelChanges.changed(name);
   deps.log.info("model undeployed", { model: name });
   return "done";
 }

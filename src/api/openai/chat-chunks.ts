@@ -1,0 +1,71 @@
+import type { StreamEvent } from "../../queues/stream.js";
+import { publicFinishReason, usageBody } from "./collect.js";
+import { jsonTemplate } from "./json-template.js";
+import type { UsageBody } from "./protocol.js";
+
+export interface ChatMeta {
+  id: string;
+  created: number;
+  model: string;
+}
+
+interface ChatChunkChoice {
+  index: number;
+  delta: { role?: "assistant"; content?: string };
+  logprobs: null;
+  finish_reason: "stop" | "length" | null;
+}
+
+/** The one shape of a streamed chat chunk. */
+function chatChunk(meta: ChatMeta, choices: ChatChunkChoice[], usage?: UsageBody) {
+  return { ...meta, object: "chat.completion.chunk", choices, ...(usage ? { usage } : {}) };
+}
+
+/**
+ * A streamed chat completion's chunks, as JSON texts, event by event. The first delta of
+ * each choice names the role; a token's chunk is a template stringified once per request.
+ * The chunk that ends the last choice carries the usage, and with `include_usage` a
+ * usage-only chunk follows.
+ */
+export function chatChunks(meta: ChatMeta, includeUsage: boolean): (event: StreamEvent) => string[] {
+  const deltaChunk = (first: boolean) =>
+    jsonTemplate<{ index: number; content: string }>((hole) =>
+      chatChunk(meta, [
+        {
+          index: hole("index"),
+          delta: first ? { role: "assistant", content: hole("content") } : { content: hole("content") },
+          logprobs: null,
+          finish_reason: null,
+        },
+      ]),
+    );
+  const firstDelta = deltaChunk(true);
+  const nextDelta = deltaChunk(false);
+  const started = new Set<number>();
+  return (event) => {
+    if (event.type === "token") {
+      const render = started.has(event.index) ? nextDelta : firstDelta;
+      started.add(event.index);
+      return [render({ index: event.index, content: event.text })];
+    }
+    if (event.type !== "done") return [];
+    const usage = usageBody(event.usage);
+    const last = event.choices.length - 1;
+    const chunks = event.choices.map((choice, i) =>
+      chatChunk(
+        meta,
+        [
+          {
+            index: choice.index,
+            delta: started.has(choice.index) ? {} : { role: "assistant", content: "" },
+            logprobs: null,
+            finish_reason: publicFinishReason(choice.finishReason),
+          },
+        ],
+        i === last ? usage : undefined,
+      ),
+    );
+    if (includeUsage) chunks.push(chatChunk(meta, [], usage));
+    return chunks.map((chunk) => JSON.stringify(chunk));
+  };
+}

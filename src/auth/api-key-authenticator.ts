@@ -1,0 +1,41 @@
+import type { Db } from "../db/client.js";
+import { TtlCache } from "../ttl-cache.js";
+import { authenticateApiKey, hashApiKey, isPresentableApiKey, type AuthenticatedKey } from "./api-keys.js";
+
+const MAX_CACHED_KEYS = 10_000;
+
+export interface ApiKeyAuthenticatorOptions {
+  /** How long a successful check is reused (HEARTH_AUTH_CACHE_TTL_MS); 0: every call asks the database. */
+  ttlMs: number;
+  now?: () => number;
+}
+
+/**
+ * API-key authentication for the API process: the database check of `authenticateApiKey`
+ * (constant-time hash comparison, last-used bookkeeping), with its successes reused for
+ * a short while. Entries are found by the key's SHA-256 (what the database stores), never
+ * by the key itself. Unknown, wrong and revoked keys are not cached, so they are checked
+ * every time. A key revoked elsewhere (the admin script) keeps working for at most the
+ * TTL; code in this process that revokes a key calls `forget`.
+ */
+export class ApiKeyAuthenticator {
+  private readonly cache: TtlCache<string, AuthenticatedKey>;
+
+  constructor(
+    private readonly db: Db,
+    options: ApiKeyAuthenticatorOptions,
+  ) {
+    this.cache = new TtlCache({ ttlMs: options.ttlMs, maxEntries: MAX_CACHED_KEYS, now: options.now });
+  }
+
+  /** The key's account and role, or null for an unknown, wrong, revoked or malformed key. */
+  async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
+    if (!isPresentableApiKey(presentedKey)) return null;
+    return this.cache.getOrLoad(hashApiKey(presentedKey), () => authenticateApiKey(this.db, presentedKey));
+  }
+
+  /** Stops reusing the checks of one key (by its ID): the next request asks the database. */
+  forget(keyId: string): void {
+    this.cache.deleteWhere((key) => key.keyId === keyId);
+  }
+}

@@ -15,6 +15,7 @@ import { createApp } from "./app.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { FileBlobStore } from "../storage/file-blob-store.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
+import { ProducerQueues } from "../queues/producer-queues.js";
 import { ControlWorker } from "../workers/lifecycle/control-worker.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
@@ -60,7 +61,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     throw new Error(`${err.message} at ${config.redisUrl}. Start Redis or set REDIS_URL.`);
   });
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
-  const inference = new InferenceClient(redis, hub, {
+  const queues = new ProducerQueues(redis, config.redisPrefix);
+  const inference = new InferenceClient(redis, queues, hub, {
     prefix: config.redisPrefix,
     queueTimeoutMs: config.queueTimeoutMs,
     maxQueueDepth: config.maxQueueDepth,
@@ -79,7 +81,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     maxLoraRank: config.maxLoraRank,
     log: log.child("lifecycle"),
   };
-  const lifecycleQueue = new LifecycleQueue(redis, config.redisPrefix);
+  const lifecycleQueue = new LifecycleQueue(queues);
   const control = await ControlWorker.start(config, lifecycleDeps);
   const catalog = new ModelCatalog(database.db, storage, modelChanges);
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, lifecycleDeps);
@@ -114,8 +116,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       clearTimeout(grace);
       hub.close();
       await control.close();
-      await lifecycleQueue.close();
-      await inference.close();
+      await queues.close();
       redis.disconnect();
       subscriber.disconnect();
       await database.close();

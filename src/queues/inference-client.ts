@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { Queue, type Job } from "bullmq";
+import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { AppError } from "../errors.js";
+import { withTimeout } from "../process/with-timeout.js";
 import { jobs, type InferencePayload } from "./jobs.js";
+import { queueUnavailable, type ProducerQueues } from "./producer-queues.js";
 import type { ReplyHub } from "./reply-hub.js";
 import { publishCancel, type StreamEvent } from "./stream.js";
 
@@ -24,10 +26,9 @@ const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-ch
  * still queued and cancelled if running.
  */
 export class InferenceClient {
-  private readonly queues = new Map<string, Queue>();
-
   constructor(
     private readonly redis: Redis,
+    private readonly queues: ProducerQueues,
     private readonly hub: ReplyHub,
     private readonly options: InferenceClientOptions,
   ) {}
@@ -35,11 +36,11 @@ export class InferenceClient {
   async *run(request: InferenceRequest, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
     const requestId = randomUUID();
     const inbox = this.hub.inbox(requestId);
-    const queue = this.queueFor(request.model.baseModelId);
     let finished = false;
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
     try {
+      const queue = this.queues.get(jobs.inference.queueName(request.model.baseModelId));
       const payload: InferencePayload = { ...request, requestId, replyTo: this.hub.channel };
       const job = await this.enqueue(queue, payload);
       // Until the first event, check every queue timeout that a worker has the job.
@@ -137,30 +138,14 @@ export class InferenceClient {
     if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
   }
 
-  private queueFor(baseModelId: string): Queue {
-    let queue = this.queues.get(baseModelId);
-    if (!queue) {
-      queue = new Queue(jobs.inference.queueName(baseModelId), { connection: this.redis, prefix: this.options.prefix });
-      queue.on("error", () => {});
-      this.queues.set(baseModelId, queue);
-    }
-    return queue;
-  }
-
-  async close(): Promise<void> {
-    await withTimeout(Promise.all([...this.queues.values()].map((q) => q.close().catch(() => {}))), 2_000).catch(() => {});
-  }
-
   /** Runs a Redis command; a connection that is down or does not answer in time becomes a 503. */
   private async redisCall<T>(fn: () => Promise<T>): Promise<T> {
-    const unavailable = (cause?: unknown) =>
-      new AppError("unavailable", "The queue (Redis) is unavailable; please retry shortly.", { cause });
-    if (this.redis.status !== "ready") throw unavailable();
+    if (this.redis.status !== "ready") throw queueUnavailable();
     try {
       return await withTimeout(fn(), REDIS_TIMEOUT_MS);
     } catch (cause) {
       if (cause instanceof AppError) throw cause;
-      throw unavailable(cause);
+      throw queueUnavailable(cause);
     }
   }
 }
@@ -174,14 +159,4 @@ const REDIS_TIMEOUT_MS = 5_000;
 async function waitingCount(redis: Redis, queue: Queue): Promise<number> {
   const [wait, paused] = await Promise.all([redis.llen(queue.keys.wait!), redis.llen(queue.keys.paused!)]);
   return wait + paused;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

@@ -114,6 +114,8 @@ export class HearthWorker {
       });
       consumer.on("error", (err) => this.log.warn("queue consumer error", { model: base.id, error: err.message }));
       this.served.set(base.id, { model, consumer, connection });
+      // Set up before serving: BullMQ reports a set-up that fails after close where nothing listens.
+      await consumer.waitUntilReady();
       this.log.info("serving model", { model: base.id, contextSize: model.contextSize });
     }
     await this.beat();

@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import { createModel } from "../../src/db/queries/models.js";
 import postgres from "postgres";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { testPostgresAdminUrl } from "../helpers/test-databases.js";
-import { freePort, waitForPort } from "../helpers/net.js";
+import { startPrivateRedis, type PrivateRedis } from "../helpers/redis.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
 
@@ -170,23 +169,19 @@ describe("errors, without a worker", () => {
 });
 
 describe("errors when Redis goes away", () => {
-  let redis: ChildProcess;
+  let redis: PrivateRedis;
   let hearth: TestHearth;
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-      stdio: "ignore",
-    });
-    await waitForPort(port);
-    hearth = await startTestHearth({ worker: false, env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    redis = await startPrivateRedis();
+    hearth = await startTestHearth({ worker: false, env: { REDIS_URL: redis.url } });
   });
   afterAll(async () => {
-    redis?.kill("SIGKILL");
+    await redis?.kill();
     await hearth?.close();
   });
 
   it("503 quickly, not a hang", async () => {
-    redis.kill("SIGKILL");
+    await redis.kill();
     await new Promise((r) => setTimeout(r, 200));
     const started = Date.now();
     const r = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });

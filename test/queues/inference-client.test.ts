@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRedis, waitForRedis } from "../../src/queues/connection.js";
 import { InferenceClient, type InferenceRequest } from "../../src/queues/inference-client.js";
+import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { jobs } from "../../src/queues/jobs.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
 import { publishEvent } from "../../src/queues/stream.js";
@@ -27,11 +28,11 @@ describe("InferenceClient queue depth", () => {
   let raw: Redis;
   let hub: ReplyHub;
   let queue: Queue;
-  const clients: InferenceClient[] = [];
+  const queues: ProducerQueues[] = [];
   const client = (maxQueueDepth: number) => {
-    const c = new InferenceClient(producer, hub, { prefix, queueTimeoutMs: 60_000, maxQueueDepth });
-    clients.push(c);
-    return c;
+    const q = new ProducerQueues(producer, prefix);
+    queues.push(q);
+    return new InferenceClient(producer, q, hub, { prefix, queueTimeoutMs: 60_000, maxQueueDepth });
   };
   const started: { abort: AbortController; run: AsyncGenerator; next: Promise<unknown> }[] = [];
   /** Starts a request; it waits (queued) until aborted. */
@@ -65,7 +66,7 @@ describe("InferenceClient queue depth", () => {
     expect(await waitingCount(0)).toBe(0);
   });
   afterAll(async () => {
-    for (const c of clients) await c.close();
+    for (const q of queues) await q.close();
     await queue?.close();
     hub?.close();
     producer?.disconnect();

@@ -12,6 +12,7 @@ import { writeGgufLora } from "../../src/models/gguf-lora.js";
 import { publishAdapterEvent } from "../../src/queues/adapter-events.js";
 import { createRedis, waitForRedis } from "../../src/queues/connection.js";
 import { InferenceClient, type InferenceRequest } from "../../src/queues/inference-client.js";
+import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
 import { storageKeys } from "../../src/storage/keys.js";
@@ -133,14 +134,15 @@ describe("multi-LoRA serving with real llama.cpp", () => {
     // As the API does: a producer fails fast, so it must be connected before the first request.
     await waitForRedis(producer, 10_000);
     const hub = await ReplyHub.start(subscriber, config.redisPrefix);
-    const client = new InferenceClient(producer, hub, { prefix: config.redisPrefix, queueTimeoutMs: 20_000, maxQueueDepth: 100 });
+    const queues = new ProducerQueues(producer, config.redisPrefix);
+    const client = new InferenceClient(producer, queues, hub, { prefix: config.redisPrefix, queueTimeoutMs: 20_000, maxQueueDepth: 100 });
     const rig: Rig = {
       config,
       worker,
       client,
       events,
       async close() {
-        await client.close();
+        await queues.close();
         hub.close();
         subscriber.disconnect();
         producer.disconnect();

@@ -21,16 +21,13 @@ describe("when Redis restarts", () => {
     await redis?.kill();
   });
 
-  const complete = (stream: boolean) =>
-    stream
-      ? (async () => {
-          let text = "";
-          for await (const chunk of await client.completions.create({ model: MODEL, prompt: "Hi", max_tokens: 4, temperature: 0, stream: true })) {
-            text += chunk.choices[0]?.text ?? "";
-          }
-          return text;
-        })()
-      : client.completions.create({ model: MODEL, prompt: "Hi", max_tokens: 4, temperature: 0 }).then((r) => r.choices[0]!.text);
+  const request = { model: MODEL, prompt: "Hi", max_tokens: 4, temperature: 0 };
+  async function complete(stream: boolean): Promise<string> {
+    if (!stream) return (await client.completions.create(request)).choices[0]!.text;
+    let text = "";
+    for await (const chunk of await client.completions.create({ ...request, stream: true })) text += chunk.choices[0]?.text ?? "";
+    return text;
+  }
 
   /** Retries while the answer is a 503 (Redis not back yet, or a worker still reconnecting). */
   async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 30_000): Promise<T> {

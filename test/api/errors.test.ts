@@ -213,4 +213,16 @@ describe("errors when PostgreSQL goes away", () => {
     const ready = await fetch(`${hearth.url}/readyz`);
     expect(ready.status).toBe(503);
   });
+
+  it("serves again once the database is back, without a restart", async () => {
+    await admin.unsafe(`alter database "${name}" allow_connections true`);
+    const models = () => fetch(`${hearth.baseURL}/models`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
+    let res = await models();
+    for (let i = 0; i < 100 && res.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await models();
+    }
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toContain(MODEL);
+  });
 });

@@ -57,7 +57,7 @@ export class InferenceClient {
           const event = await inbox.next();
           if (event === undefined) {
             if (signal.aborted) return;
-            throw new AppError("unavailable", "The server is shutting down; please retry.");
+            throw new AppError("unavailable", inbox.closedBecause ?? "The server is shutting down; please retry.");
           }
           if (first) {
             first = false;

@@ -25,6 +25,11 @@ export class ReplyHub {
       const { id, ...event } = decoded;
       this.open.get(id)?.push(event as StreamEvent);
     });
+    // Messages published while the connection is down are lost for good, so a request
+    // waiting on it can no longer be answered whole: end it now rather than let it hang.
+    subscriber.on("close", () => {
+      for (const inbox of this.open.values()) inbox.close(CONNECTION_LOST);
+    });
   }
 
   static async start(subscriber: Redis, prefix: string): Promise<ReplyHub> {
@@ -53,11 +58,15 @@ export class ReplyHub {
   }
 }
 
+const CONNECTION_LOST = "The connection to the queue (Redis) was lost while the request ran; please retry.";
+
 /** The events of one request, in arrival order. */
 export class EventInbox {
   private readonly buffered: StreamEvent[] = [];
   private waiter: ((event: StreamEvent | undefined) => void) | undefined;
   private closed = false;
+  /** Why the inbox was closed other than by its owner, if it was. */
+  closedBecause: string | undefined;
 
   constructor(private readonly onClose: () => void) {}
 
@@ -82,9 +91,10 @@ export class EventInbox {
     });
   }
 
-  close(): void {
+  close(reason?: string): void {
     if (this.closed) return;
     this.closed = true;
+    this.closedBecause = reason;
     this.onClose();
     const w = this.waiter;
     this.waiter = undefined;

@@ -20,8 +20,11 @@ import type { Engine } from "./engine/engine.js";
 import { adapterKeyOf, runInference, type InferenceOutcome } from "./inference-handler.js";
 import { ServedModel, type ServedModelStats, type ServingEvent } from "./served-model.js";
 import type { Logger } from "../logger.js";
+import { withTimeout } from "../process/with-timeout.js";
 
 const HEARTBEAT_MS = 2_000;
+/** How long a closing worker waits past its grace period for BullMQ and Redis. */
+const CLOSE_MARGIN_MS = 1_000;
 const HEARTBEAT_TTL_MS = 10_000;
 
 export interface JobFinished {
@@ -204,9 +207,16 @@ export class HearthWorker {
     this.closing = true;
     const consumers = [...this.served.values()].map((s) => s.consumer);
     const grace = setTimeout(() => this.cancellations.cancelAll(), graceMs);
-    await Promise.all(consumers.map((c) => c.close().catch(() => {})));
+    // With Redis gone, BullMQ's close (and any command) would wait for it forever: a moment
+    // after the grace, when cancelled jobs have ended, stop waiting and drop the connections.
+    const closed = Promise.all(consumers.map((c) => c.close().catch(() => {})));
+    const gone = await withTimeout(closed, graceMs + CLOSE_MARGIN_MS).then(
+      () => false,
+      () => true,
+    );
     clearTimeout(grace);
-    await retireWorker(this.publisher, this.config.redisPrefix, this.id).catch(() => {});
+    if (gone) for (const c of consumers) void c.disconnect().catch(() => {});
+    else await withTimeout(retireWorker(this.publisher, this.config.redisPrefix, this.id), CLOSE_MARGIN_MS).catch(() => {});
     for (const s of this.served.values()) {
       await s.model.close();
       s.connection.disconnect();

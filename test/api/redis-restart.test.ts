@@ -57,3 +57,30 @@ describe("when Redis restarts", () => {
     expect(ready).toMatchObject({ status: "ready", redis: "ok", workers: 1 });
   });
 });
+
+describe("when Redis is gone for good", () => {
+  let timer: NodeJS.Timeout | undefined;
+  /** What `promise` settles to, or "hang" if it has not after 30 s. */
+  const orHang = <T>(promise: Promise<T>) =>
+    Promise.race([promise, new Promise<"hang">((resolve) => (timer = setTimeout(() => resolve("hang"), 30_000)))]).finally(
+      () => clearTimeout(timer),
+    );
+
+  it("a stream in flight ends with an error, and the worker and the API still close", async () => {
+    const redis = await startPrivateRedis();
+    const hearth = await startTestHearth({ env: { REDIS_URL: redis.url } });
+    const client = new OpenAI({ baseURL: hearth.baseURL, apiKey: hearth.apiKey, maxRetries: 0 });
+    const stream = await client.completions.create({ model: MODEL, prompt: "Hi", max_tokens: 400, stream: true });
+    const chunks = stream[Symbol.asyncIterator]();
+    await chunks.next(); // the worker is generating
+    await redis.kill();
+    const rest = (async () => {
+      for (let c = await chunks.next(); !c.done; c = await chunks.next());
+      return "ended without an error";
+    })();
+    const ending = await orHang(rest.catch((error: Error) => error));
+    expect(ending).toBeInstanceOf(OpenAI.APIError);
+    expect((ending as Error).message).toMatch(/connection to the queue \(Redis\) was lost/);
+    expect(await orHang(hearth.close().then(() => "closed"))).toBe("closed");
+  });
+});

@@ -1,0 +1,13 @@
+import { startTestHearth } from "../test/helpers/hearth.js";
+import { startPrivateRedis } from "../test/helpers/redis.js";
+process.on("unhandledRejection", (r) => console.log("UNHANDLED", (r as Error)?.message));
+const redis = await startPrivateRedis();
+const hearth = await startTestHearth({ env: { REDIS_URL: redis.url } });
+await redis.kill();
+await new Promise((r) => setTimeout(r, 500));
+const t = Date.now();
+const timer = setTimeout(() => { console.log("close still running after 30 s"); process.exit(1); }, 30_000);
+await hearth.close();
+clearTimeout(timer);
+console.log("closed in", Date.now() - t, "ms");
+process.exit(0);

@@ -2,6 +2,7 @@ import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../logger.js";
+import { withTimeout } from "../../process/with-timeout.js";
 import { createRedis } from "../../queues/connection.js";
 import { jobs, type JobsOf } from "../../queues/jobs.js";
 import { checkHandlers, type JobHandler, type JobHandlers } from "../handlers.js";
@@ -57,11 +58,8 @@ export class ControlWorker {
 
   /** Stops taking jobs; a running one may finish within `graceMs` (it is idempotent if cut off and retried). */
   async close(graceMs = 2_000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
     // With Redis gone, BullMQ's close would wait for it forever.
-    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-    await Promise.race([this.consumer.close().catch(() => {}), grace]);
-    clearTimeout(timer);
+    await withTimeout(this.consumer.close(), graceMs).catch(() => {});
     this.connection.disconnect();
     void this.consumer.disconnect().catch(() => {});
   }

@@ -112,7 +112,13 @@ const commands: Record<string, Command> = {
       print(json, accounts, () =>
         table(
           ["ID", "DISPLAY NAME", "ENTERPRISE", "MAX DEPLOYED", "CREATED"],
-          accounts.map((a) => [a.id, a.displayName, a.enterprise ? "yes" : "no", String(a.maxDeployedModels), time(a.createdAt)]),
+          accounts.map((a) => [
+            a.id,
+            a.displayName,
+            a.enterprise ? "yes" : "no",
+            String(a.maxDeployedModels),
+            time(a.createdAt),
+          ]),
         ),
       );
     },
@@ -128,7 +134,15 @@ const commands: Record<string, Command> = {
       print(json, keys, () =>
         table(
           ["PREFIX", "ACCOUNT", "NAME", "ROLE", "CREATED", "LAST USED", "REVOKED"],
-          keys.map((k) => [k.prefix, k.accountId, k.name, k.role, time(k.createdAt), time(k.lastUsedAt), time(k.revokedAt)]),
+          keys.map((k) => [
+            k.prefix,
+            k.accountId,
+            k.name,
+            k.role,
+            time(k.createdAt),
+            time(k.lastUsedAt),
+            time(k.revokedAt),
+          ]),
         ),
       );
     },
@@ -138,7 +152,11 @@ const commands: Record<string, Command> = {
     async run({ db, json, args }) {
       const key = await revokeApiKey(db, { prefix: args[0]! });
       if (!key) throw new CommandError(`No API key with prefix "${args[0]}".`);
-      print(json, key, () => `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${time(key.revokedAt)}.`);
+      print(
+        json,
+        key,
+        () => `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${time(key.revokedAt)}.`,
+      );
     },
   },
 };
@@ -199,7 +217,9 @@ function parse(argv: string[]) {
   if (!command) throw new UsageError(`Unknown command "${name}".`);
   const [min, max] = command.arity;
   if (args.length < min || args.length > max) {
-    throw new UsageError(`${name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? "" : "s"}, got ${args.length}.`);
+    throw new UsageError(
+      `${name} takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? "" : "s"}, got ${args.length}.`,
+    );
   }
   if (values.output !== "text" && values.output !== "json") {
     throw new UsageError(`Invalid --output "${values.output}": use text or json.`);
@@ -233,7 +253,11 @@ function time(value: Date | null): string {
 function table(headers: string[], rows: string[][]): string {
   if (rows.length === 0) return "(none)";
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(headers), ...rows.map(line)].join("\n");
 }
 

@@ -62,7 +62,10 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
-const scenarios = (values.scenarios?.split(",").map((s) => s.trim()).filter(Boolean) ?? [...SCENARIO_IDS]) as ScenarioId[];
+const scenarios = (values.scenarios
+  ?.split(",")
+  .map((s) => s.trim())
+  .filter(Boolean) ?? [...SCENARIO_IDS]) as ScenarioId[];
 for (const id of scenarios) if (!SCENARIO_IDS.includes(id)) fail(`unknown scenario ${JSON.stringify(id)}`);
 if (values.db !== "pglite" && values.db !== "postgres") fail(`--db must be pglite or postgres, not ${values.db}`);
 const wholeNumber = (option: string, value: string, max: number) => {
@@ -74,7 +77,9 @@ const config = loadConfig(process.env);
 const threads = values.threads === undefined ? config.worker.threads : wholeNumber("threads", values.threads, 256);
 const sequences = wholeNumber("sequences", values.sequences, 64);
 const adapterSequences =
-  values["adapter-sequences"] === undefined ? config.worker.adapterSequences : wholeNumber("adapter-sequences", values["adapter-sequences"], 64);
+  values["adapter-sequences"] === undefined
+    ? config.worker.adapterSequences
+    : wholeNumber("adapter-sequences", values["adapter-sequences"], 64);
 const concurrency = wholeNumber("worker-concurrency", values["worker-concurrency"], 64);
 
 const sizes = values.quick ? quickSizes : fullSizes;
@@ -109,6 +114,8 @@ if (values.profile) {
     return p && Math.max(p.readyAt ?? p.startedAt, report.measuredFrom ?? 0) - p.startedAt;
   };
   const roles = new Map(report.processes.map((p) => [p.pid, p.role]));
-  console.log(`\nCPU profiles in ${values.profile}, from the first scenario on:${renderProfiles(await summarizeProfiles(values.profile, skipMs), roles)}`);
+  console.log(
+    `\nCPU profiles in ${values.profile}, from the first scenario on:${renderProfiles(await summarizeProfiles(values.profile, skipMs), roles)}`,
+  );
 }
 process.exit(report.failures.length > 0 ? 1 : 0);

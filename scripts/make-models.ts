@@ -57,7 +57,8 @@ if (benchBuilds.length === 0) {
   if (!/^\d{1,4}$/.test(adaptersArg)) fail(`--adapters must be a whole number, not ${adaptersArg}`);
   const adapters = Number(adaptersArg);
   const dir = path.resolve(values.out ?? path.join(config.dataDir, "bench-models"));
-  if (dir === config.modelDir) fail(`${dir} is the model directory, whose every .gguf is served: choose another --out for benchmark models`);
+  if (dir === config.modelDir)
+    fail(`${dir} is the model directory, whose every .gguf is served: choose another --out for benchmark models`);
   for (const { large } of benchBuilds) {
     const started = performance.now();
     const models = await buildBenchModels(dir, {
@@ -67,7 +68,11 @@ if (benchBuilds.length === 0) {
       onWrite: (artifact) => console.log(`writing ${artifact}`),
     });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(models.written.length === 0 ? `${models.baseModelId}: already present (use --force to rebuild)` : `${models.baseModelId}: ${models.written.length} written in ${seconds} s`);
+    console.log(
+      models.written.length === 0
+        ? `${models.baseModelId}: already present (use --force to rebuild)`
+        : `${models.baseModelId}: ${models.written.length} written in ${seconds} s`,
+    );
     console.log(`base model:          ${models.baseModel}  (serve it with HEARTH_MODEL_DIR=${models.dir})`);
     console.log(`LoRA adapters (PEFT): ${models.adapterDirs.length} in ${path.join(models.dir, "adapters")}`);
   }

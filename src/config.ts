@@ -217,7 +217,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length > 0) throw new ConfigError(problems);
   const r = raw as Raw;
   const dataDir = path.resolve(r.HEARTH_DATA_DIR);
-  const serve = r.HEARTH_SERVE_MODELS?.split(",").map((s) => s.trim()).filter(Boolean);
+  const serve = r.HEARTH_SERVE_MODELS?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return deepFreeze({
     port: r.PORT,
     host: r.HOST,
@@ -256,7 +258,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** The README's table of variables, generated from the declarations above. */
 export function configTable(): string {
   const rows = Object.entries(variables as Record<string, VariableSpec>).map(
-    ([name, spec]) => `| \`${name}\` | ${spec.default === undefined ? "(unset)" : `\`${spec.default}\``} | ${spec.description} |`,
+    ([name, spec]) =>
+      `| \`${name}\` | ${spec.default === undefined ? "(unset)" : `\`${spec.default}\``} | ${spec.description} |`,
   );
   return ["| Variable | Default | Meaning |", "| --- | --- | --- |", ...rows].join("\n");
 }

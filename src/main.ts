@@ -33,7 +33,9 @@ const redisAt = new URL(config.redisUrl);
 const redisPort = Number(redisAt.port) || 6379;
 if (!(await answers(redisAt.hostname.replace(/^\[|\]$/g, ""), redisPort))) {
   if (!config.redisUrlDefaulted) {
-    log.error(`Nothing answers at REDIS_URL=${config.redisUrl}. Start that Redis, or unset REDIS_URL to use a local one.`);
+    log.error(
+      `Nothing answers at REDIS_URL=${config.redisUrl}. Start that Redis, or unset REDIS_URL to use a local one.`,
+    );
     process.exit(1);
   }
   const redis = await startLocalRedis({ dataDir: config.dataDir, port: redisPort, log });

@@ -9,7 +9,10 @@ export function healthRoutes(deps: AppDeps) {
     .get("/healthz", (c) => c.json({ status: "ok" }))
     .get("/readyz", async (c) => {
       const [database, workers] = await Promise.all([
-        pingDatabase(deps.db).then(() => "ok", (e: Error) => `down: ${e.message}`),
+        pingDatabase(deps.db).then(
+          () => "ok",
+          (e: Error) => `down: ${e.message}`,
+        ),
         liveWorkers(deps.redis, deps.config.redisPrefix).then(
           (w) => ({ redis: "ok", workers: w.length }),
           (e: Error) => ({ redis: `down: ${e.message}`, workers: 0 }),

@@ -1,12 +1,7 @@
 import crypto from "node:crypto";
 import type { Db } from "../db/client.js";
 import { getAccount } from "../db/queries/accounts.js";
-import {
-  findApiKeyByPrefix,
-  insertApiKey,
-  touchApiKeyLastUsed,
-  type ApiKeySummary,
-} from "../db/queries/api-keys.js";
+import { findApiKeyByPrefix, insertApiKey, touchApiKeyLastUsed, type ApiKeySummary } from "../db/queries/api-keys.js";
 import type { ApiKeyRole } from "../db/schema/api-keys.js";
 import { AppError } from "../errors.js";
 
@@ -92,10 +87,7 @@ export interface IssueApiKeyInput {
  * is available. Throws AppError invalid_request for an unusable given key and
  * conflict when its prefix is taken.
  */
-export async function issueApiKey(
-  db: Db,
-  input: IssueApiKeyInput,
-): Promise<{ key: string; apiKey: ApiKeySummary }> {
+export async function issueApiKey(db: Db, input: IssueApiKeyInput): Promise<{ key: string; apiKey: ApiKeySummary }> {
   if (input.key !== undefined && !isPresentableApiKey(input.key)) {
     throw new AppError(
       "invalid_request",

@@ -31,10 +31,15 @@ export class AdapterDeployments {
   async deploy(modelId: string, pollMs = 5): Promise<number> {
     const started = performance.now();
     await this.client.deployModel(ACCOUNT, modelId);
-    const model = await this.client.waitForDeployment(ACCOUNT, modelId, "DEPLOYED", { intervalMs: pollMs, timeoutMs: 120_000 });
+    const model = await this.client.waitForDeployment(ACCOUNT, modelId, "DEPLOYED", {
+      intervalMs: pollMs,
+      timeoutMs: 120_000,
+    });
     const elapsed = performance.now() - started;
     if (model.deployment?.state !== "DEPLOYED") {
-      throw new Error(`${modelId} did not deploy: ${model.deployment?.state ?? "no deployment"} ${model.deployment?.reason ?? ""}`);
+      throw new Error(
+        `${modelId} did not deploy: ${model.deployment?.state ?? "no deployment"} ${model.deployment?.reason ?? ""}`,
+      );
     }
     return elapsed;
   }

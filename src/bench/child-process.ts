@@ -21,7 +21,11 @@ export class HearthChild {
     this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
   }
 
-  static spawn(role: string, entry: string, options: { cwd: string; env: NodeJS.ProcessEnv; nodeArgs?: string[] }): HearthChild {
+  static spawn(
+    role: string,
+    entry: string,
+    options: { cwd: string; env: NodeJS.ProcessEnv; nodeArgs?: string[] },
+  ): HearthChild {
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry], {
       cwd: options.cwd,
       env: options.env,

@@ -31,7 +31,11 @@ export interface ProfileSummary {
 }
 
 /** The main-thread profiles in `dir` of the given processes; `skipMs(pid)` leaves out each one's start-up. */
-export async function summarizeProfiles(dir: string, skipMs: (pid: number) => number | undefined, top = 12): Promise<ProfileSummary[]> {
+export async function summarizeProfiles(
+  dir: string,
+  skipMs: (pid: number) => number | undefined,
+  top = 12,
+): Promise<ProfileSummary[]> {
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the main thread (tsx's loader runs in another).
   const files = (await readdir(dir)).filter((f) => f.endsWith(".cpuprofile") && f.split(".")[4] === "0").sort();
   const summaries: ProfileSummary[] = [];

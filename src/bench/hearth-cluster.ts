@@ -115,10 +115,17 @@ export class HearthCluster {
       this.workerProcesses.push(worker);
       this.processes.push({ role: worker.role, pid: worker.pid, startedAt: Date.now() });
     }
-    await this.waitUntil(async () => (await this.liveWorkers()) === count, 120_000, () => {
-      const dead = this.workerProcesses.find((w) => !w.running);
-      return (dead ?? this.workerProcesses[0])?.failure(`${count} worker(s) did not become ready`) ?? new Error("no worker");
-    });
+    await this.waitUntil(
+      async () => (await this.liveWorkers()) === count,
+      120_000,
+      () => {
+        const dead = this.workerProcesses.find((w) => !w.running);
+        return (
+          (dead ?? this.workerProcesses[0])?.failure(`${count} worker(s) did not become ready`) ??
+          new Error("no worker")
+        );
+      },
+    );
     this.markReady(this.workerPids);
   }
 
@@ -132,10 +139,18 @@ export class HearthCluster {
 
   private async startApi() {
     this.port = await freePort();
-    this.api = HearthChild.spawn("API", entries.api, { cwd: root, env: this.env(this.settings), nodeArgs: this.options.nodeArgs?.api });
+    this.api = HearthChild.spawn("API", entries.api, {
+      cwd: root,
+      env: this.env(this.settings),
+      nodeArgs: this.options.nodeArgs?.api,
+    });
     this.processes.push({ role: "API", pid: this.api.pid, startedAt: Date.now() });
     await this.waitUntil(
-      async () => (await fetch(`${this.url}/healthz`).then((r) => r.status, () => 0)) === 200,
+      async () =>
+        (await fetch(`${this.url}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200,
       60_000,
       () => this.api!.failure("the API did not start"),
     );

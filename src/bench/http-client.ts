@@ -119,7 +119,12 @@ export class BenchHttp {
     this.agent.destroy();
   }
 
-  private request(method: string, route: string, body?: string, auth = true): Promise<{ status: number; text: string }> {
+  private request(
+    method: string,
+    route: string,
+    body?: string,
+    auth = true,
+  ): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const req = this.open(method, route, body, auth, (res) => {
         collectText(res).then((text) => resolve({ status: res.statusCode ?? 0, text }), reject);

@@ -33,7 +33,12 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 
 export async function describeMachine(redisUrl: string): Promise<MachineInfo> {
   const cpus = os.cpus();
-  const [llamaCpp, nodeLlamaCpp, redis, git] = await Promise.all([llamaBuildInfo(), packageVersion("node-llama-cpp"), redisVersion(redisUrl), gitState()]);
+  const [llamaCpp, nodeLlamaCpp, redis, git] = await Promise.all([
+    llamaBuildInfo(),
+    packageVersion("node-llama-cpp"),
+    redisVersion(redisUrl),
+    gitState(),
+  ]);
   return {
     cpuModel: cpus[0]?.model.trim() ?? "unknown",
     cores: cpus.length,

@@ -12,10 +12,16 @@ export function renderReport(report: BenchReport): string {
   ];
   const labelWidth = Math.max(
     40,
-    ...report.scenarios.flatMap((s) => [...s.figures.map((f) => f.label.length), ...s.targets.map((t) => t.label.length + 8)]),
+    ...report.scenarios.flatMap((s) => [
+      ...s.figures.map((f) => f.label.length),
+      ...s.targets.map((t) => t.label.length + 8),
+    ]),
   );
   for (const scenario of report.scenarios) {
-    lines.push("", `${scenario.title}${scenario.durationS === undefined ? "" : `  [${scenario.durationS.toFixed(0)} s]`}`);
+    lines.push(
+      "",
+      `${scenario.title}${scenario.durationS === undefined ? "" : `  [${scenario.durationS.toFixed(0)} s]`}`,
+    );
     for (const f of scenario.figures) lines.push(`  ${f.label.padEnd(labelWidth)}  ${showFigure(f)}`);
     for (const t of scenario.targets) lines.push(`  ${`target: ${t.label}`.padEnd(labelWidth)}  ${showTarget(t)}`);
     for (const note of scenario.notes) lines.push(`  (${note})`);

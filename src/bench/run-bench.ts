@@ -11,7 +11,14 @@ import { BenchHttp } from "./http-client.js";
 import { InProcessModel } from "./in-process.js";
 import { describeMachine, type MachineInfo } from "./machine.js";
 import type { Progress } from "./progress.js";
-import { SCENARIO_IDS, type BenchContext, type Scenario, type ScenarioId, type ScenarioResult, type TargetCheck } from "./scenario.js";
+import {
+  SCENARIO_IDS,
+  type BenchContext,
+  type Scenario,
+  type ScenarioId,
+  type ScenarioResult,
+  type TargetCheck,
+} from "./scenario.js";
 import { coldAdapterScenario } from "./scenarios/cold-adapter.js";
 import { concurrencyScenario } from "./scenarios/concurrency.js";
 import { floorScenario } from "./scenarios/floor.js";
@@ -84,13 +91,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const coldCount = chosen.includes("cold-adapter") ? needs.cold : 0;
 
   progress.step("building the benchmark models (kept for the next run)");
-  const models = await buildBenchModels(options.modelsDir, { adapters: deployedCount + coldCount, large: options.large, shape: options.shape });
+  const models = await buildBenchModels(options.modelsDir, {
+    adapters: deployedCount + coldCount,
+    large: options.large,
+    shape: options.shape,
+  });
   await buildDemoModels(options.modelsDir);
   const redis = await ensureRedis(options.redisUrl, progress);
   const machine = await describeMachine(options.redisUrl);
 
   progress.step("starting Hearth (API and worker processes)");
-  const profileArgs = options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(options.profileDir)] : undefined;
+  const profileArgs = options.profileDir
+    ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(options.profileDir)]
+    : undefined;
   const cluster = await HearthCluster.start({
     modelDir: models.dir,
     serveModels: [models.baseModelId, HEARTH_TINY_ID],
@@ -116,7 +129,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const modelId = `bench-lora-${i}`;
       const name = await deployments.upload(modelId, dir);
       if (i < deployedCount) await deployments.deploy(modelId);
-      progress.step(`adapters: ${++ready}/${models.adapterDirs.length} uploaded and validated (${deployedCount} deployed)`);
+      progress.step(
+        `adapters: ${++ready}/${models.adapterDirs.length} uploaded and validated (${deployedCount} deployed)`,
+      );
       if (i < deployedCount) adapters[i] = name;
       else coldAdapters[i - deployedCount] = { modelId, name };
     });
@@ -138,7 +153,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     for (const id of chosen) {
       const began = performance.now();
       try {
-        if (cluster.workerPids.length !== 1 || cluster.workerSettings !== options.worker) await cluster.setWorkers(1, options.worker);
+        if (cluster.workerPids.length !== 1 || cluster.workerSettings !== options.worker)
+          await cluster.setWorkers(1, options.worker);
         const result = await scenarios[id](ctx);
         result.durationS = (performance.now() - began) / 1000;
         results.push(result);
@@ -198,7 +214,11 @@ async function ensureRedis(url: string, progress: Progress): Promise<ChildProces
   if (await answers(at.hostname, port)) return undefined;
   if (at.hostname !== "127.0.0.1" && at.hostname !== "localhost") throw new Error(`Nothing answers at ${url}.`);
   progress.step("starting a local redis-server");
-  const child = await startLocalRedis({ dataDir: path.join(os.tmpdir(), "hearth-bench-redis"), port, log: createLogger("warn", "bench") });
+  const child = await startLocalRedis({
+    dataDir: path.join(os.tmpdir(), "hearth-bench-redis"),
+    port,
+    log: createLogger("warn", "bench"),
+  });
   if (!child) throw new Error(`Redis is needed at ${url}.`);
   return child;
 }

@@ -79,7 +79,10 @@ export async function probeStages(
   const perStage = new Map<string, number[]>(STAGES.map(([id]) => [id, []]));
   const totals: number[] = [];
   for (const w of windows) {
-    const stages = stagesOf(commands.filter((c) => c.at >= w.sent && c.at <= w.ended), w);
+    const stages = stagesOf(
+      commands.filter((c) => c.at >= w.sent && c.at <= w.ended),
+      w,
+    );
     if (!stages) continue;
     for (const [id, ms] of Object.entries(stages)) perStage.get(id)!.push(ms);
     totals.push(w.ended - w.sent);
@@ -102,13 +105,21 @@ export async function probeStages(
 /** The stage durations of one request from the commands seen during it; undefined if a mark is missing. */
 function stagesOf(commands: Command[], w: { sent: number; ended: number }): Record<string, number> | undefined {
   const event = (name: string) =>
-    commands.find((c) => c.source === "lua" && c.args[0]?.toUpperCase() === "XADD" && c.args.includes(name) && c.args.includes("jobId"));
+    commands.find(
+      (c) =>
+        c.source === "lua" && c.args[0]?.toUpperCase() === "XADD" && c.args.includes(name) && c.args.includes("jobId"),
+    );
   const added = event("added");
   if (!added) return undefined;
   const jobId = added.args[added.args.indexOf("jobId") + 1]!;
-  const active = commands.find((c) => c.source === "lua" && c.args.includes("active") && c.args.includes(jobId) && c.args[0]?.toUpperCase() === "XADD");
+  const active = commands.find(
+    (c) =>
+      c.source === "lua" && c.args.includes("active") && c.args.includes(jobId) && c.args[0]?.toUpperCase() === "XADD",
+  );
   const published = (type: string) =>
-    commands.find((c) => c.args[0]?.toUpperCase() === "PUBLISH" && c.args[2]?.startsWith(`{"id":"${jobId}","type":"${type}"`));
+    commands.find(
+      (c) => c.args[0]?.toUpperCase() === "PUBLISH" && c.args[2]?.startsWith(`{"id":"${jobId}","type":"${type}"`),
+    );
   const token = published("token");
   const done = published("done");
   // The API connection is the one that ran the script that added the job.

@@ -49,12 +49,16 @@ export interface AddonFolder {
 
 export async function checkAddonFolder(dir: string): Promise<AddonFolder> {
   const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw usageError(`${dir} is not a folder.`, "Pass the folder that holds the adapter's files.");
+  if (!info?.isDirectory())
+    throw usageError(`${dir} is not a folder.`, "Pass the folder that holds the adapter's files.");
   try {
     return await inspect(dir);
   } catch (e) {
     if (!(e instanceof AppError)) throw e;
-    throw usageError(`${dir} fails the local checks, nothing was uploaded: ${e.message}.`, "Fix the folder (see docs/addons.md) and run the command again.");
+    throw usageError(
+      `${dir} fails the local checks, nothing was uploaded: ${e.message}.`,
+      "Fix the folder (see docs/addons.md) and run the command again.",
+    );
   }
 }
 

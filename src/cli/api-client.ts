@@ -47,7 +47,11 @@ export class HearthApiError extends Error {
 }
 
 export class HearthConnectionError extends Error {
-  constructor(readonly server: string, readonly reason: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly server: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
     super(`Cannot reach Hearth at ${server} (${reason})`, options);
     this.name = "HearthConnectionError";
   }
@@ -61,7 +65,10 @@ export interface UploadOptions {
 export class HearthClient {
   readonly server: string;
 
-  constructor(server: string, private readonly apiKey?: string) {
+  constructor(
+    server: string,
+    private readonly apiKey?: string,
+  ) {
     this.server = normalizeServer(server);
   }
 
@@ -69,9 +76,13 @@ export class HearthClient {
   whoami = () => this.call<WhoAmI>("GET", "/v1/whoami");
   listAccounts = () => this.call<AccountList>("GET", "/v1/accounts");
 
-  listModels(accountId: string, query: { pageSize?: number; pageToken?: string; filter?: string } = {}): Promise<ModelPage> {
+  listModels(
+    accountId: string,
+    query: { pageSize?: number; pageToken?: string; filter?: string } = {},
+  ): Promise<ModelPage> {
     const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(key, String(value));
+    for (const [key, value] of Object.entries(query))
+      if (value !== undefined && value !== "") params.set(key, String(value));
     const search = params.size ? `?${params}` : "";
     return this.call("GET", `${modelsPath(accountId)}${search}`);
   }
@@ -80,7 +91,11 @@ export class HearthClient {
   async *allModels(accountId: string, options: { filter?: string; pageSize?: number } = {}): AsyncGenerator<Model> {
     let pageToken: string | undefined;
     do {
-      const page = await this.listModels(accountId, { pageSize: options.pageSize ?? 200, pageToken, filter: options.filter });
+      const page = await this.listModels(accountId, {
+        pageSize: options.pageSize ?? 200,
+        pageToken,
+        filter: options.filter,
+      });
       yield* page.models;
       pageToken = page.nextPageToken || undefined;
     } while (pageToken);
@@ -90,9 +105,12 @@ export class HearthClient {
   createModel = (accountId: string, body: CreateModelRequest) => this.call<Model>("POST", modelsPath(accountId), body);
   updateModel = (accountId: string, modelId: string, body: UpdateModelRequest) =>
     this.call<Model>("PATCH", modelPath(accountId, modelId), body);
-  validateModel = (accountId: string, modelId: string) => this.call<Model>("POST", `${modelPath(accountId, modelId)}/validate`);
-  deployModel = (accountId: string, modelId: string) => this.call<Model>("POST", `${modelPath(accountId, modelId)}/deploy`);
-  undeployModel = (accountId: string, modelId: string) => this.call<Model>("POST", `${modelPath(accountId, modelId)}/undeploy`);
+  validateModel = (accountId: string, modelId: string) =>
+    this.call<Model>("POST", `${modelPath(accountId, modelId)}/validate`);
+  deployModel = (accountId: string, modelId: string) =>
+    this.call<Model>("POST", `${modelPath(accountId, modelId)}/deploy`);
+  undeployModel = (accountId: string, modelId: string) =>
+    this.call<Model>("POST", `${modelPath(accountId, modelId)}/undeploy`);
 
   /**
    * Polls the model until its deployment is in `target` (null: gone) or FAILED, calling
@@ -124,7 +142,13 @@ export class HearthClient {
   }
 
   /** PUTs a local file as one of the model's files, with its SHA-256 so the server stores nothing corrupted. */
-  async uploadFile(accountId: string, modelId: string, fileName: string, file: string, options: UploadOptions = {}): Promise<UploadedFile> {
+  async uploadFile(
+    accountId: string,
+    modelId: string,
+    fileName: string,
+    file: string,
+    options: UploadOptions = {},
+  ): Promise<UploadedFile> {
     const { size } = await stat(file);
     const sha256 = await fileSha256(file, options.signal);
     const url = this.url(`${modelPath(accountId, modelId)}/files/${encodeURIComponent(fileName)}`);
@@ -178,10 +202,19 @@ export class HearthClient {
     if (status >= 200 && status < 300 && json !== undefined) return json as T;
     const error = (json as { error?: { message?: unknown; code?: unknown; param?: unknown } } | undefined)?.error;
     if (error && typeof error.message === "string") {
-      throw new HearthApiError(status, String(error.code ?? status), error.message, typeof error.param === "string" ? error.param : null);
+      throw new HearthApiError(
+        status,
+        String(error.code ?? status),
+        error.message,
+        typeof error.param === "string" ? error.param : null,
+      );
     }
     const excerpt = text.trim().slice(0, 200) || "empty body";
-    throw new HearthApiError(status, `http_${status}`, `HTTP ${status} from ${this.server}, which does not look like Hearth: ${excerpt}`);
+    throw new HearthApiError(
+      status,
+      `http_${status}`,
+      `HTTP ${status} from ${this.server}, which does not look like Hearth: ${excerpt}`,
+    );
   }
 }
 
@@ -193,7 +226,8 @@ export function normalizeServer(server: string): string {
   } catch {
     throw new TypeError(`${JSON.stringify(server)} is not a URL (expected e.g. http://localhost:8080)`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`${server}: only http:// and https:// servers`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new TypeError(`${server}: only http:// and https:// servers`);
   return `${url.origin}${url.pathname.replace(/\/+$/, "").replace(/\/v1$/, "")}`;
 }
 

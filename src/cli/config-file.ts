@@ -17,7 +17,10 @@ export const AUTH_FILE_NAME = "auth.ini";
 /** HEARTH_CONFIG_DIR, else $XDG_CONFIG_HOME/hearth, else ~/.config/hearth. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.HEARTH_CONFIG_DIR) return path.resolve(env.HEARTH_CONFIG_DIR);
-  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(os.homedir(), ".config");
+  const xdg =
+    env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME)
+      ? env.XDG_CONFIG_HOME
+      : path.join(os.homedir(), ".config");
   return path.join(xdg, "hearth");
 }
 
@@ -40,7 +43,8 @@ export function parseIni(text: string): AuthFile {
       continue;
     }
     const eq = line.indexOf("=");
-    if (eq <= 0 || current === undefined) throw new Error(`line ${index + 1} is neither [profile] nor key = value inside a profile`);
+    if (eq <= 0 || current === undefined)
+      throw new Error(`line ${index + 1} is neither [profile] nor key = value inside a profile`);
     current[line.slice(0, eq).trim()] = line.slice(eq + 1).trim();
   }
   return sections;

@@ -62,25 +62,39 @@ export class CliContext {
   accountId(): Promise<string> {
     if (this.options.accountId) return Promise.resolve(this.options.accountId);
     if (this.apiKey?.from === "profile" && this.profile.account_id) return Promise.resolve(this.profile.account_id);
-    this.whoamiAccount ??= this.client().whoami().then((w) => w.accountId);
+    this.whoamiAccount ??= this.client()
+      .whoami()
+      .then((w) => w.accountId);
     return this.whoamiAccount;
   }
 }
 
 export async function createContext(command: Command, env: NodeJS.ProcessEnv = process.env): Promise<CliContext> {
   const options = command.optsWithGlobals<GlobalOptions>();
-  const out = new Output({ format: options.output, quiet: options.quiet === true, color: options.color !== false }, process.stdout, process.stderr, env);
+  const out = new Output(
+    { format: options.output, quiet: options.quiet === true, color: options.color !== false },
+    process.stdout,
+    process.stderr,
+    env,
+  );
   const file = authFilePath(env);
   const profileName = options.profile ?? DEFAULT_PROFILE;
   let profiles;
   try {
     profiles = await readAuthFile(file);
   } catch (e) {
-    throw usageError(`Cannot read ${file}: ${(e as Error).message}.`, "Fix or remove the file, then run `hearth signin`.");
+    throw usageError(
+      `Cannot read ${file}: ${(e as Error).message}.`,
+      "Fix or remove the file, then run `hearth signin`.",
+    );
   }
   const profile = profiles.get(profileName);
   if (options.profile && !profile && command.name() !== "signin") {
-    throw new CliError(EXIT.notSignedIn, `There is no profile "${profileName}" in ${file}.`, `Run \`hearth signin --profile ${profileName}\`.`);
+    throw new CliError(
+      EXIT.notSignedIn,
+      `There is no profile "${profileName}" in ${file}.`,
+      `Run \`hearth signin --profile ${profileName}\`.`,
+    );
   }
   const serverText = options.server ?? env.HEARTH_BASE_URL ?? profile?.server ?? DEFAULT_SERVER;
   let server: string;
@@ -89,10 +103,23 @@ export async function createContext(command: Command, env: NodeJS.ProcessEnv = p
   } catch (e) {
     throw usageError(`Invalid server address: ${(e as Error).message}.`, "Pass e.g. --server http://localhost:8080.");
   }
-  return new CliContext(options, out, file, profileName, profile ?? {}, server, apiKeySetting(options, env, profile), env);
+  return new CliContext(
+    options,
+    out,
+    file,
+    profileName,
+    profile ?? {},
+    server,
+    apiKeySetting(options, env, profile),
+    env,
+  );
 }
 
-function apiKeySetting(options: GlobalOptions, env: NodeJS.ProcessEnv, profile: Profile | undefined): ApiKeySetting | undefined {
+function apiKeySetting(
+  options: GlobalOptions,
+  env: NodeJS.ProcessEnv,
+  profile: Profile | undefined,
+): ApiKeySetting | undefined {
   if (options.apiKey) return { value: options.apiKey, from: "option" };
   const fromEnv = env.HEARTH_API_KEY || env.SERVICE_API_KEY;
   if (fromEnv) return { value: fromEnv, from: "environment" };

@@ -24,7 +24,11 @@ export function buildProgram(): Command {
     .option("--api-key <key>", "the API key (default: HEARTH_API_KEY, SERVICE_API_KEY, or the profile's)")
     .option("--account-id <id>", "the account to work in (default: the key's account)")
     .option("--profile <name>", "the section of auth.ini to use (default: default)")
-    .addOption(new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)").choices(["text", "json"]).default("text"))
+    .addOption(
+      new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)")
+        .choices(["text", "json"])
+        .default("text"),
+    )
     .option("-q, --quiet", "print only the essentials (e.g. the model's name)")
     .option("--no-color", "no ANSI colors (also: NO_COLOR)")
     .exitOverride()
@@ -92,34 +96,56 @@ export function describeError(error: unknown, command = "hearth"): { code: ExitC
       return { code: error.exitCode === 0 ? EXIT.ok : EXIT.usage, message: "" };
     }
     const text = error.message.replace(/^error: /, "").replace(/\.$/, "");
-    return { code: EXIT.usage, message: `${text.charAt(0).toUpperCase()}${text.slice(1)}. Run \`${command} --help\` for usage.` };
+    return {
+      code: EXIT.usage,
+      message: `${text.charAt(0).toUpperCase()}${text.slice(1)}. Run \`${command} --help\` for usage.`,
+    };
   }
   if (error instanceof CliError) return { code: error.exitCode, message: join(error.message, error.hint) };
   if (error instanceof HearthApiError) {
     if (error.status === 401) {
-      return { code: EXIT.notSignedIn, message: join(`The server refused the API key: ${error.message}`, "Run `hearth signin` again, or check --api-key / HEARTH_API_KEY.") };
+      return {
+        code: EXIT.notSignedIn,
+        message: join(
+          `The server refused the API key: ${error.message}`,
+          "Run `hearth signin` again, or check --api-key / HEARTH_API_KEY.",
+        ),
+      };
     }
     if (error.status === 404) {
-      const hint = /account/i.test(error.message) && !/models\//.test(error.message) ? "See your accounts with `hearth list accounts`." : "See the models with `hearth list models`.";
+      const hint =
+        /account/i.test(error.message) && !/models\//.test(error.message)
+          ? "See your accounts with `hearth list accounts`."
+          : "See the models with `hearth list models`.";
       return { code: EXIT.notFound, message: join(error.message, hint) };
     }
     return { code: EXIT.failure, message: join(error.message, serverHint(error)) };
   }
   if (error instanceof HearthConnectionError) {
-    return { code: EXIT.failure, message: join(error.message, "Is it running? Pass --server, set HEARTH_BASE_URL, or run `hearth signin` to choose the server.") };
+    return {
+      code: EXIT.failure,
+      message: join(
+        error.message,
+        "Is it running? Pass --server, set HEARTH_BASE_URL, or run `hearth signin` to choose the server.",
+      ),
+    };
   }
   const errno = error as NodeJS.ErrnoException;
   if (errno instanceof Error && typeof errno.code === "string" && errno.path !== undefined) {
     return { code: EXIT.failure, message: join(errno.message, "Check the path and its permissions.") };
   }
   const text = error instanceof Error ? error.message : String(error);
-  return { code: EXIT.failure, message: join(`Unexpected error: ${text}`, "Please report it with the command you ran.") };
+  return {
+    code: EXIT.failure,
+    message: join(`Unexpected error: ${text}`, "Please report it with the command you ran."),
+  };
 }
 
 function serverHint(error: HearthApiError): string {
   if (error.code === "quota_exceeded") return "Undeploy a model first (`hearth list models` shows what is deployed).";
   if (error.status === 409) return "See the model's state with `hearth get model <model_id>`.";
-  if (error.status === 429 || error.status >= 500) return "Retry shortly; if it persists, check the server (GET /readyz).";
+  if (error.status === 429 || error.status >= 500)
+    return "Retry shortly; if it persists, check the server (GET /readyz).";
   return error.param ? `Check ${error.param}.` : "";
 }
 

@@ -16,7 +16,9 @@ export function modelDetails(out: Output, model: Model): string[] {
     ["Kind", model.kind],
     ["Base model", model.baseModel ?? "(from the upload's hearth.json, once validated)"],
     ["State", `${out.state(model.state)}${model.stateReason ? `: ${model.stateReason}` : ""}`],
-    ...(model.format ? [["Format", `${model.format}${model.rank ? `, rank ${model.rank}` : ""}`] as [string, string]] : []),
+    ...(model.format
+      ? [["Format", `${model.format}${model.rank ? `, rank ${model.rank}` : ""}`] as [string, string]]
+      : []),
     ...(model.contextLength ? [["Context", `${model.contextLength} tokens`] as [string, string]] : []),
     ["Chat template", model.conversationConfig ? "its own" : "the base model's"],
     ["Deployment", deploymentText],
@@ -34,13 +36,23 @@ export function modelTable(out: Output, models: Model[]): string[] {
   return table(
     out,
     ["ID", "BASE MODEL", "STATE", "DEPLOYMENT", "CREATED"],
-    models.map((m) => [m.modelId, m.baseModel ?? "-", out.state(m.state), out.state(m.deployment?.state), shortTime(m.createTime)]),
+    models.map((m) => [
+      m.modelId,
+      m.baseModel ?? "-",
+      out.state(m.state),
+      out.state(m.deployment?.state),
+      shortTime(m.createTime),
+    ]),
   );
 }
 
 /** One line: what the model is now and what to do next. */
 export function modelSummary(out: Output, model: Model): string {
-  const what = [model.format && `${model.format} adapter`, model.rank && `rank ${model.rank}`, model.baseModel && `for ${model.baseModel}`]
+  const what = [
+    model.format && `${model.format} adapter`,
+    model.rank && `rank ${model.rank}`,
+    model.baseModel && `for ${model.baseModel}`,
+  ]
     .filter(Boolean)
     .join(", ");
   return `${out.paint(model.name, "bold")} is ${out.state(model.state)}${what ? ` (${what})` : ""}.`;

@@ -7,7 +7,10 @@ import { CliError, EXIT } from "./exit-codes.js";
 export const isInteractive = () => process.stdin.isTTY === true;
 
 /** Asks one question; `hidden` echoes nothing (for API keys). An empty answer gives `defaultValue`. */
-export async function ask(question: string, options: { hidden?: boolean; defaultValue?: string } = {}): Promise<string> {
+export async function ask(
+  question: string,
+  options: { hidden?: boolean; defaultValue?: string } = {},
+): Promise<string> {
   let muted = false;
   const output = new Writable({
     write(chunk, encoding, done) {

@@ -16,7 +16,9 @@ export async function readTarballManifest(file: string): Promise<PackageManifest
   try {
     tar = gunzipSync(await readFile(file));
   } catch (e) {
-    throw new Error(`${file} is not a gzip'd package tarball (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new Error(
+      `${file} is not a gzip'd package tarball (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   for (let offset = 0; offset + BLOCK <= tar.length; ) {
     const header = tar.subarray(offset, offset + BLOCK);

@@ -29,19 +29,29 @@ const LAUNCHER = "bin/hearth.js";
 
 export async function findRelease(source: string): Promise<Release> {
   if (source === NPM_SOURCE) {
-    const manifest = JSON.parse(await runNpm(["view", `${PACKAGE_NAME}@latest`, "name", "version", "bin", "--json"])) as PackageManifest;
+    const manifest = JSON.parse(
+      await runNpm(["view", `${PACKAGE_NAME}@latest`, "name", "version", "bin", "--json"]),
+    ) as PackageManifest;
     const version = checkManifest(manifest, `the npm registry's ${PACKAGE_NAME}`);
     return { version, installSpec: `${PACKAGE_NAME}@${version}`, label: "the npm registry" };
   }
   const file = /^https?:\/\//.test(source) ? await download(source) : path.resolve(source);
   if (!(await stat(file).catch(() => undefined))?.isFile()) {
-    throw new CliError(EXIT.usage, `The update source ${source} is not a file.`, "Pass --source with a package tarball (made by `npm pack`), its URL, or npm.");
+    throw new CliError(
+      EXIT.usage,
+      `The update source ${source} is not a file.`,
+      "Pass --source with a package tarball (made by `npm pack`), its URL, or npm.",
+    );
   }
   let manifest: PackageManifest;
   try {
     manifest = await readTarballManifest(file);
   } catch (e) {
-    throw new CliError(EXIT.usage, `The update source ${source} is unusable: ${(e as Error).message}.`, "Pass a tarball made by `npm pack` of Hearth.");
+    throw new CliError(
+      EXIT.usage,
+      `The update source ${source} is unusable: ${(e as Error).message}.`,
+      "Pass a tarball made by `npm pack` of Hearth.",
+    );
   }
   return { version: checkManifest(manifest, source), installSpec: file, label: source };
 }
@@ -55,9 +65,18 @@ export async function installRelease(release: Release, log: (text: string) => vo
 function checkManifest(manifest: PackageManifest, where: string): string {
   const bin = manifest.bin as Record<string, unknown> | undefined;
   const launcher = typeof bin?.hearth === "string" ? bin.hearth.replace(/^\.\//, "") : undefined;
-  if (manifest.name !== PACKAGE_NAME || launcher !== LAUNCHER || typeof manifest.version !== "string" || !semver.valid(manifest.version)) {
+  if (
+    manifest.name !== PACKAGE_NAME ||
+    launcher !== LAUNCHER ||
+    typeof manifest.version !== "string" ||
+    !semver.valid(manifest.version)
+  ) {
     const what = `${String(manifest.name)}@${String(manifest.version)}`;
-    throw new CliError(EXIT.failure, `${where} is ${what}, which is not the Hearth CLI (package ${PACKAGE_NAME} with the ${LAUNCHER} launcher).`, "Point --source (or HEARTH_UPDATE_SOURCE, or update_source in auth.ini) at a Hearth tarball.");
+    throw new CliError(
+      EXIT.failure,
+      `${where} is ${what}, which is not the Hearth CLI (package ${PACKAGE_NAME} with the ${LAUNCHER} launcher).`,
+      "Point --source (or HEARTH_UPDATE_SOURCE, or update_source in auth.ini) at a Hearth tarball.",
+    );
   }
   return manifest.version;
 }
@@ -67,9 +86,18 @@ async function download(url: string): Promise<string> {
   try {
     response = await fetch(url);
   } catch (e) {
-    throw new CliError(EXIT.failure, `Cannot download ${url} (${String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message)}).`, "Check the address, or pass --source with a local tarball.");
+    throw new CliError(
+      EXIT.failure,
+      `Cannot download ${url} (${String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message)}).`,
+      "Check the address, or pass --source with a local tarball.",
+    );
   }
-  if (!response.ok || !response.body) throw new CliError(EXIT.failure, `Downloading ${url} answered HTTP ${response.status}.`, "Check the address of the tarball.");
+  if (!response.ok || !response.body)
+    throw new CliError(
+      EXIT.failure,
+      `Downloading ${url} answered HTTP ${response.status}.`,
+      "Check the address of the tarball.",
+    );
   const dir = await mkdtemp(path.join(os.tmpdir(), "hearth-upgrade-"));
   const base = path.basename(new URL(url).pathname).replace(/\.(tgz|tar\.gz)$/, "") || "hearth";
   const file = path.join(dir, `${base}.tgz`);
@@ -88,7 +116,15 @@ function runNpm(args: string[], log?: (text: string) => void): Promise<string> {
       log?.(chunk.toString("utf8").trimEnd());
     });
     npm.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-    npm.on("error", (e) => reject(new CliError(EXIT.failure, `Cannot run npm (${e.message}).`, "Install Node.js with npm, or install the tarball by hand.")));
+    npm.on("error", (e) =>
+      reject(
+        new CliError(
+          EXIT.failure,
+          `Cannot run npm (${e.message}).`,
+          "Install Node.js with npm, or install the tarball by hand.",
+        ),
+      ),
+    );
     npm.on("close", (code) => {
       if (code === 0) return resolve(stdout);
       const errors = stderr.split("\n").filter((l) => /^npm (error|ERR!)/.test(l));
@@ -97,7 +133,13 @@ function runNpm(args: string[], log?: (text: string) => void): Promise<string> {
         .filter((l) => l && !/^(code |A complete log|errno )/.test(l))
         .slice(0, 2)
         .join(" ");
-      reject(new CliError(EXIT.failure, `npm ${args[0]} failed: ${why || `exit code ${code}`}.`, `Try it by hand: npm ${args.join(" ")}`));
+      reject(
+        new CliError(
+          EXIT.failure,
+          `npm ${args[0]} failed: ${why || `exit code ${code}`}.`,
+          `Try it by hand: npm ${args.join(" ")}`,
+        ),
+      );
     });
   });
 }

@@ -10,16 +10,22 @@ export class UploadProgress {
   private done = 0;
   private readonly started = Date.now();
 
-  constructor(private readonly out: Output, private readonly totalBytes: number) {
+  constructor(
+    private readonly out: Output,
+    private readonly totalBytes: number,
+  ) {
     if (!out.live) return;
-    this.bar = new cliProgress.SingleBar({
-      stream: out.stderr,
-      format: "{file} [{bar}] {percentage}% | {sent} / {size} | {rate} | ETA {eta_formatted}",
-      barsize: 30,
-      hideCursor: true,
-      etaBuffer: 50,
-      fps: 10,
-    }, cliProgress.Presets.shades_classic);
+    this.bar = new cliProgress.SingleBar(
+      {
+        stream: out.stderr,
+        format: "{file} [{bar}] {percentage}% | {sent} / {size} | {rate} | ETA {eta_formatted}",
+        barsize: 30,
+        hideCursor: true,
+        etaBuffer: 50,
+        fps: 10,
+      },
+      cliProgress.Presets.shades_classic,
+    );
     this.bar.start(Math.max(totalBytes, 1), 0, this.payload("", 0));
   }
 

@@ -43,8 +43,7 @@ export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise
     await tx.execute(sql`select pg_advisory_xact_lock(${namespace}::int4, ${key}::int4)`);
     await ensureAccount(tx, { id: BUILTIN_ACCOUNT_ID, displayName: "Hearth" });
     if (await hasAccountsOtherThan(tx, BUILTIN_ACCOUNT_ID)) {
-      const ignoredAdminKey =
-        opts.adminKey !== undefined && !(await apiKeyHashExists(tx, hashApiKey(opts.adminKey)));
+      const ignoredAdminKey = opts.adminKey !== undefined && !(await apiKeyHashExists(tx, hashApiKey(opts.adminKey)));
       return { created: false as const, ignoredAdminKey };
     }
     if (!(await createAccount(tx, { id: DEFAULT_ACCOUNT_ID, displayName: "Default" }))) {
@@ -73,7 +72,9 @@ export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise
   if (opts.adminKey === undefined) {
     log(`Admin API key (shown once; also written to ${keyFile}): ${outcome.key}`);
   } else {
-    log(`Created account "${DEFAULT_ACCOUNT_ID}" with the admin key from HEARTH_ADMIN_KEY (also written to ${keyFile}).`);
+    log(
+      `Created account "${DEFAULT_ACCOUNT_ID}" with the admin key from HEARTH_ADMIN_KEY (also written to ${keyFile}).`,
+    );
   }
   return { createdAdminKey: outcome.key };
 }

@@ -9,7 +9,10 @@ import path from "node:path";
  */
 
 function temporaryName(target: string): string {
-  return path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
+  return path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`,
+  );
 }
 
 export async function writeFileAtomically(target: string, write: (tmpPath: string) => Promise<void>): Promise<void> {

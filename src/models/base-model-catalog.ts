@@ -17,7 +17,11 @@ const MODEL_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * directory that passes the base-model check (so llama.cpp never sees a file that
  * could abort the process). `only` restricts the set to the given IDs.
  */
-export async function discoverBaseModels(dir: string, only: readonly string[] | undefined, log: Logger): Promise<BaseModelFile[]> {
+export async function discoverBaseModels(
+  dir: string,
+  only: readonly string[] | undefined,
+  log: Logger,
+): Promise<BaseModelFile[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") return [];
     throw err;
@@ -28,7 +32,9 @@ export async function discoverBaseModels(dir: string, only: readonly string[] | 
     const id = entry.name.slice(0, -".gguf".length);
     if (only && !only.includes(id)) continue;
     if (!MODEL_ID.test(id)) {
-      log.warn("skipping model file: its name is not a valid model ID (lowercase letters, digits, hyphens)", { file: entry.name });
+      log.warn("skipping model file: its name is not a valid model ID (lowercase letters, digits, hyphens)", {
+        file: entry.name,
+      });
       continue;
     }
     const file = path.join(dir, entry.name);

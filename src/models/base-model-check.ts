@@ -73,7 +73,8 @@ export function checkBaseModelHeader(header: GgufHeader, label: string): BaseMod
     throw meta.fail(`${a("embedding_length")} ${embeddingLength} is not a multiple of the head count ${headCount}`);
   }
   const eps = meta.number(a("attention.layer_norm_rms_epsilon"));
-  if (!(eps > 0 && Number.isFinite(eps))) throw meta.fail(`${a("attention.layer_norm_rms_epsilon")} must be a positive number`);
+  if (!(eps > 0 && Number.isFinite(eps)))
+    throw meta.fail(`${a("attention.layer_norm_rms_epsilon")} must be a positive number`);
 
   const ropeScaling = meta.optionalString(a("rope.scaling.type"));
   if (ropeScaling !== undefined && !ropeScalingTypes.includes(ropeScaling)) {
@@ -87,7 +88,9 @@ export function checkBaseModelHeader(header: GgufHeader, label: string): BaseMod
 
   const tokenizerModel = meta.string("tokenizer.ggml.model");
   if (!(supportedTokenizers as readonly string[]).includes(tokenizerModel)) {
-    throw meta.fail(`unsupported tokenizer.ggml.model ${tokenizerModel} (supported: ${supportedTokenizers.join(", ")})`);
+    throw meta.fail(
+      `unsupported tokenizer.ggml.model ${tokenizerModel} (supported: ${supportedTokenizers.join(", ")})`,
+    );
   }
   const vocabSize = meta.array("tokenizer.ggml.tokens", "string").length;
   if (vocabSize === 0) throw meta.fail("tokenizer.ggml.tokens is empty");
@@ -108,7 +111,9 @@ export function checkBaseModelHeader(header: GgufHeader, label: string): BaseMod
   const embd = header.tensors.find((t) => t.name === "token_embd.weight");
   if (embd === undefined) throw meta.fail("has no token_embd.weight tensor");
   if (embd.shape.length !== 2 || embd.shape[0] !== vocabSize || embd.shape[1] !== embeddingLength) {
-    throw meta.fail(`token_embd.weight has shape [${embd.shape.join(", ")}], expected [${vocabSize}, ${embeddingLength}]`);
+    throw meta.fail(
+      `token_embd.weight has shape [${embd.shape.join(", ")}], expected [${vocabSize}, ${embeddingLength}]`,
+    );
   }
 
   const chatTemplate = meta.optionalString("tokenizer.chat_template");

@@ -99,7 +99,8 @@ export const benchAdapterName = (id: string, i: number) => `${id}-lora-${i}`;
 export async function buildBenchModels(dir: string, options: BenchModelOptions = {}): Promise<BenchModels> {
   const bench = options.shape ?? (options.large ? llama32_1bShape : smolLm135mShape);
   const count = options.adapters ?? DEFAULT_BENCH_ADAPTERS;
-  if (!Number.isSafeInteger(count) || count < 0) throw new Error(`adapter count ${count} is not a non-negative integer`);
+  if (!Number.isSafeInteger(count) || count < 0)
+    throw new Error(`adapter count ${count} is not a non-negative integer`);
   const force = options.force ?? false;
   const root = path.resolve(dir);
   const ref = benchModelRef(bench.id);
@@ -172,8 +173,7 @@ async function removeAdaptersFrom(adaptersDir: string, id: string, from: number)
   const names = await readdir(adaptersDir).catch(() => [] as string[]);
   for (const name of names) {
     const match = /^(.+)-lora-(\d+)$/.exec(name);
-    if (match?.[1] === id && Number(match[2]) >= from) await rm(path.join(adaptersDir, name), { recursive: true, force: true });
+    if (match?.[1] === id && Number(match[2]) >= from)
+      await rm(path.join(adaptersDir, name), { recursive: true, force: true });
   }
 }
-
-

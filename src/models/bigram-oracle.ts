@@ -35,7 +35,11 @@ export interface BigramOracle {
   greedy(prompt: string | Uint8Array, maxTokens: number): GreedyResult;
 }
 
-export function createBigramOracle(options: { table: BigramTable; shape: TinyLlamaShape; lora?: OracleLora }): BigramOracle {
+export function createBigramOracle(options: {
+  table: BigramTable;
+  shape: TinyLlamaShape;
+  lora?: OracleLora;
+}): BigramOracle {
   const { table, shape, lora } = options;
   const V = BYTE_VOCAB_SIZE;
   const n = shape.embeddingLength;

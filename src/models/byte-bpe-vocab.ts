@@ -34,7 +34,8 @@ const BYTES = 256;
 
 /** Byte values, commonest in text first: space, letters, digits, punctuation, newline, tab, the rest. */
 function bytesByRank(): number[] {
-  const range = (from: string, to: string) => Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, i) => from.charCodeAt(0) + i);
+  const range = (from: string, to: string) =>
+    Array.from({ length: to.charCodeAt(0) - from.charCodeAt(0) + 1 }, (_, i) => from.charCodeAt(0) + i);
   const first = [0x20, ...range("a", "z"), ...range("A", "Z"), ...range("0", "9")];
   const punctuation = range("!", "~").filter((b) => !first.includes(b));
   const ranked = [...first, ...punctuation, 0x0a, 0x09];
@@ -51,7 +52,13 @@ function* shellPairs(left: number, right: number, limit: number): Generator<[num
     // (k, other) needs k < left and other < right; (other, k) needs other < left and k < right.
     const others = Math.min(k, Math.max(k < left ? right : 0, k < right ? left : 0));
     for (let other = 0; other <= others; other++) {
-      const pairs: [number, number][] = other === k ? [[k, k]] : [[k, other], [other, k]];
+      const pairs: [number, number][] =
+        other === k
+          ? [[k, k]]
+          : [
+              [k, other],
+              [other, k],
+            ];
       for (const [i, j] of pairs) {
         if (i >= left || j >= right) continue;
         if (made++ >= limit) return;
@@ -63,7 +70,8 @@ function* shellPairs(left: number, right: number, limit: number): Generator<[num
 
 export function byteBpeVocab(size: number): ByteBpeVocab {
   const fixed = BYTES + specialTokens.length;
-  if (!Number.isSafeInteger(size) || size < fixed) throw new Error(`a byte-level vocabulary needs at least ${fixed} tokens, not ${size}`);
+  if (!Number.isSafeInteger(size) || size < fixed)
+    throw new Error(`a byte-level vocabulary needs at least ${fixed} tokens, not ${size}`);
   const tokens = [...gpt2ByteChars, ...specialTokens];
   const merges: string[] = [];
   const ranked = bytesByRank().map((b) => gpt2ByteChars[b]!);

@@ -74,7 +74,9 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
 
   if (force || !(await pathExists(models.baseModel))) {
     const { base, shape } = demoTables();
-    await writeFileAtomically(models.baseModel, (tmp) => writeTinyLlama(tmp, { table: base, shape, name: HEARTH_TINY_ID }));
+    await writeFileAtomically(models.baseModel, (tmp) =>
+      writeTinyLlama(tmp, { table: base, shape, name: HEARTH_TINY_ID }),
+    );
     models.written.push(models.baseModel);
   }
 
@@ -117,5 +119,3 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
   }
   return models;
 }
-
-

@@ -22,7 +22,11 @@ export interface GgufLoraInput {
 }
 
 /** The metadata of a GGUF LoRA adapter. */
-export function ggufLoraMetadata(input: { architecture: string; name: string; alpha: number }): Record<string, GgufValue> {
+export function ggufLoraMetadata(input: {
+  architecture: string;
+  name: string;
+  alpha: number;
+}): Record<string, GgufValue> {
   return {
     "general.architecture": gguf.str(input.architecture),
     "general.type": gguf.str("adapter"),

@@ -119,7 +119,8 @@ export function parseGgufHeader(
   if (alignmentValue !== undefined) {
     if (alignmentValue.type !== "uint32") throw fileProblem(label, "general.alignment must be a uint32");
     alignment = alignmentValue.value;
-    if (alignment === 0 || (alignment & (alignment - 1)) !== 0) throw fileProblem(label, `general.alignment ${alignment} is not a power of 2`);
+    if (alignment === 0 || (alignment & (alignment - 1)) !== 0)
+      throw fileProblem(label, `general.alignment ${alignment} is not a power of 2`);
   }
 
   const raw: { name: string; dims: number[]; type: GgmlTypeName; relative: number }[] = [];
@@ -129,22 +130,26 @@ export function parseGgufHeader(
     if (names.has(name)) throw fileProblem(label, `duplicate tensor ${name}`);
     names.add(name);
     const nDims = r.u32(`tensor ${name} dimension count`);
-    if (nDims > GGML_MAX_DIMS) throw fileProblem(label, `tensor ${name} has ${nDims} dimensions (at most ${GGML_MAX_DIMS})`);
+    if (nDims > GGML_MAX_DIMS)
+      throw fileProblem(label, `tensor ${name} has ${nDims} dimensions (at most ${GGML_MAX_DIMS})`);
     const dims: number[] = [];
     for (let d = 0; d < nDims; d++) {
       const n = r.u64(`tensor ${name} dimension`);
-      if (n < 1n || n > BigInt(Number.MAX_SAFE_INTEGER)) throw fileProblem(label, `tensor ${name} has a bad dimension ${n}`);
+      if (n < 1n || n > BigInt(Number.MAX_SAFE_INTEGER))
+        throw fileProblem(label, `tensor ${name} has a bad dimension ${n}`);
       dims.push(Number(n));
     }
     const code = r.u32(`tensor ${name} type`);
     const type = ggmlTypeName(code);
     if (type === undefined) throw fileProblem(label, `tensor ${name} has unknown type ${code}`);
     const relative = r.u64(`tensor ${name} offset`);
-    if (relative > BigInt(fileSize)) throw fileProblem(label, `tensor ${name} offset ${relative} is past the end of the file`);
+    if (relative > BigInt(fileSize))
+      throw fileProblem(label, `tensor ${name} offset ${relative} is past the end of the file`);
     raw.push({ name, dims, type, relative: Number(relative) });
   }
   const dataOffset = alignUp(r.position, alignment);
-  if (tensorCount > 0 && dataOffset > fileSize) throw fileProblem(label, "data section starts past the end of the file");
+  if (tensorCount > 0 && dataOffset > fileSize)
+    throw fileProblem(label, "data section starts past the end of the file");
 
   const tensors = raw.map(({ name, dims, type, relative }): GgufTensorInfo => {
     const shape = [...dims].reverse();
@@ -152,10 +157,14 @@ export function parseGgufHeader(
     if (!Number.isSafeInteger(elements)) throw fileProblem(label, `tensor ${name} is too large`);
     const byteLength = ggmlTensorBytes(type, shape);
     if (typeof byteLength === "string") throw fileProblem(label, `tensor ${name}: ${byteLength}`);
-    if (relative % alignment !== 0) throw fileProblem(label, `tensor ${name} offset ${relative} is not aligned to ${alignment}`);
+    if (relative % alignment !== 0)
+      throw fileProblem(label, `tensor ${name} offset ${relative} is not aligned to ${alignment}`);
     const offset = dataOffset + relative;
     if (offset + byteLength > fileSize) {
-      throw fileProblem(label, `tensor ${name} data (${byteLength} bytes at ${offset}) extends past the end of the file (${fileSize} bytes)`);
+      throw fileProblem(
+        label,
+        `tensor ${name} data (${byteLength} bytes at ${offset}) extends past the end of the file (${fileSize} bytes)`,
+      );
     }
     return { name, type, shape, dims, offset, byteLength };
   });
@@ -163,7 +172,8 @@ export function parseGgufHeader(
   for (let i = 1; i < byOffset.length; i++) {
     const prev = byOffset[i - 1]!;
     const cur = byOffset[i]!;
-    if (prev.offset + prev.byteLength > cur.offset) throw fileProblem(label, `tensors ${prev.name} and ${cur.name} overlap`);
+    if (prev.offset + prev.byteLength > cur.offset)
+      throw fileProblem(label, `tensors ${prev.name} and ${cur.name} overlap`);
   }
   return { version, alignment, metadata, tensors, dataOffset, fileSize };
 }
@@ -215,9 +225,14 @@ function readScalar(r: Cursor, key: string, type: GgufScalarType, limits: GgufRe
 }
 
 /** One tensor's values as float32, for the float types (F32, F16, BF16). */
-export async function readGgufTensor(file: string, info: GgufTensorInfo, label = path.basename(file)): Promise<Float32Array> {
+export async function readGgufTensor(
+  file: string,
+  info: GgufTensorInfo,
+  label = path.basename(file),
+): Promise<Float32Array> {
   const decode = tensorDecoders[info.type as keyof typeof tensorDecoders];
-  if (decode === undefined) throw fileProblem(label, `tensor ${info.name} has type ${info.type}, which Hearth cannot read`);
+  if (decode === undefined)
+    throw fileProblem(label, `tensor ${info.name} has type ${info.type}, which Hearth cannot read`);
   const bytes = new Uint8Array(info.byteLength);
   const handle = await openModelFile(file, label);
   try {
@@ -279,7 +294,8 @@ class Cursor {
     const n = this.u64(what);
     if (n > BigInt(limit)) throw fileProblem(this.label, `${what} ${n} exceeds the limit of ${limit}`);
     const left = this.fileSize - this.position;
-    if (n * BigInt(minItemBytes) > BigInt(left)) throw fileProblem(this.label, `${what} ${n} cannot fit in the ${left} bytes left in the file`);
+    if (n * BigInt(minItemBytes) > BigInt(left))
+      throw fileProblem(this.label, `${what} ${n} cannot fit in the ${left} bytes left in the file`);
     return Number(n);
   }
 

@@ -143,7 +143,8 @@ export function ggmlTypeName(code: number): GgmlTypeName | undefined {
 export function ggmlTensorBytes(type: GgmlTypeName, shape: readonly number[]): number | string {
   const { blockSize, blockBytes } = ggmlTypes[type];
   const inner = shape.length === 0 ? 1 : shape[shape.length - 1]!;
-  if (inner % blockSize !== 0) return `innermost dimension ${inner} is not a multiple of ${type}'s block size ${blockSize}`;
+  if (inner % blockSize !== 0)
+    return `innermost dimension ${inner} is not a multiple of ${type}'s block size ${blockSize}`;
   let elements = 1;
   for (const d of shape) elements *= d;
   return (elements / blockSize) * blockBytes;

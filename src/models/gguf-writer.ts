@@ -45,11 +45,13 @@ const CHUNK_ELEMENTS = 1 << 20; // a multiple of every block size used here
 export async function writeGguf(path: string, input: GgufWriteInput): Promise<void> {
   if (os.endianness() !== "LE") throw new Error("GGUF writing needs a little-endian host");
   const alignment = input.alignment ?? GGUF_DEFAULT_ALIGNMENT;
-  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0) throw new Error(`alignment ${alignment} is not a power of 2`);
+  if (alignment <= 0 || (alignment & (alignment - 1)) !== 0)
+    throw new Error(`alignment ${alignment} is not a power of 2`);
   const metadata: Record<string, GgufValue> = { ...input.metadata };
   const given = metadata["general.alignment"];
   if (given === undefined) metadata["general.alignment"] = { type: "uint32", value: alignment };
-  else if (given.type !== "uint32" || given.value !== alignment) throw new Error("general.alignment disagrees with the alignment option");
+  else if (given.type !== "uint32" || given.value !== alignment)
+    throw new Error("general.alignment disagrees with the alignment option");
 
   const layout = layoutTensors(input.tensors, alignment);
   const header = new ByteBuilder();
@@ -100,7 +102,8 @@ function layoutTensors(tensors: readonly GgufTensorInput[], alignment: number): 
   let offset = 0;
   return tensors.map((t) => {
     if (names.has(t.name)) throw new Error(`duplicate tensor name ${t.name}`);
-    if (t.name.length === 0 || Buffer.byteLength(t.name) >= GGML_MAX_NAME) throw new Error(`bad tensor name ${JSON.stringify(t.name)}`);
+    if (t.name.length === 0 || Buffer.byteLength(t.name) >= GGML_MAX_NAME)
+      throw new Error(`bad tensor name ${JSON.stringify(t.name)}`);
     names.add(t.name);
     if (t.shape.length < 1 || t.shape.length > 4 || t.shape.some((d) => !Number.isSafeInteger(d) || d < 1)) {
       throw new Error(`tensor ${t.name}: bad shape [${t.shape.join(", ")}]`);
@@ -139,7 +142,12 @@ function writeValue(out: ByteBuilder, key: string, value: GgufValue): void {
   }
 }
 
-function writeScalar(out: ByteBuilder, key: string, type: GgufScalarType, value: number | bigint | boolean | string): void {
+function writeScalar(
+  out: ByteBuilder,
+  key: string,
+  type: GgufScalarType,
+  value: number | bigint | boolean | string,
+): void {
   const fail = () => new Error(`metadata ${key}: ${String(value)} is not a valid ${type}`);
   if (type === "string") {
     if (typeof value !== "string") throw fail();
@@ -164,12 +172,18 @@ function writeScalar(out: ByteBuilder, key: string, type: GgufScalarType, value:
   const [min, max] = intRanges[type];
   if (!Number.isInteger(value) || value < min || value > max) throw fail();
   switch (type) {
-    case "uint8": return v.setUint8(0, value);
-    case "int8": return v.setInt8(0, value);
-    case "uint16": return v.setUint16(0, value, true);
-    case "int16": return v.setInt16(0, value, true);
-    case "uint32": return v.setUint32(0, value, true);
-    case "int32": return v.setInt32(0, value, true);
+    case "uint8":
+      return v.setUint8(0, value);
+    case "int8":
+      return v.setInt8(0, value);
+    case "uint16":
+      return v.setUint16(0, value, true);
+    case "int16":
+      return v.setInt16(0, value, true);
+    case "uint32":
+      return v.setUint32(0, value, true);
+    case "int32":
+      return v.setInt32(0, value, true);
   }
 }
 

@@ -19,7 +19,9 @@ export function truncatedSvd(matrix: ArrayLike<number>, rows: number, cols: numb
   if (matrix.length !== rows * cols) throw new Error(`matrix has ${matrix.length} values, not ${rows}x${cols}`);
   if (!(rank >= 1 && rank <= Math.min(rows, cols))) throw new Error(`rank ${rank} out of range for ${rows}x${cols}`);
   // Work on columns: w[c] is column c of the matrix, v[c] column c of the rotation.
-  const w = Array.from({ length: cols }, (_, c) => Float64Array.from({ length: rows }, (_, r) => matrix[r * cols + c]!));
+  const w = Array.from({ length: cols }, (_, c) =>
+    Float64Array.from({ length: rows }, (_, r) => matrix[r * cols + c]!),
+  );
   const v = Array.from({ length: cols }, (_, c) => {
     const e = new Float64Array(cols);
     e[c] = 1;

@@ -24,7 +24,8 @@ export async function writePeftAdapter(dir: string, input: PeftAdapterInput): Pr
   const tensors: SafetensorsTensorInput[] = [];
   for (const { module, pair } of input.modules) {
     assertLoraPair(pair, module);
-    if (pair.rank !== input.rank) throw new Error(`${module}: rank ${pair.rank} differs from the adapter's rank ${input.rank}`);
+    if (pair.rank !== input.rank)
+      throw new Error(`${module}: rank ${pair.rank} differs from the adapter's rank ${input.rank}`);
     const prefix = `base_model.model.${module}`;
     tensors.push(
       { name: `${prefix}.lora_A.weight`, dtype: "F32", shape: [pair.rank, pair.inFeatures], data: pair.a },

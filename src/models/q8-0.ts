@@ -10,7 +10,8 @@ export const Q8_0_BLOCK = 32;
 export const Q8_0_BLOCK_BYTES = 34;
 
 export function quantizeQ8_0(values: Float32Array): Uint8Array {
-  if (values.length % Q8_0_BLOCK !== 0) throw new Error(`Q8_0 needs a multiple of ${Q8_0_BLOCK} values, got ${values.length}`);
+  if (values.length % Q8_0_BLOCK !== 0)
+    throw new Error(`Q8_0 needs a multiple of ${Q8_0_BLOCK} values, got ${values.length}`);
   const blocks = values.length / Q8_0_BLOCK;
   const out = new Uint8Array(blocks * Q8_0_BLOCK_BYTES);
   const view = new DataView(out.buffer);
@@ -32,7 +33,8 @@ export function quantizeQ8_0(values: Float32Array): Uint8Array {
 }
 
 export function dequantizeQ8_0(bytes: Uint8Array): Float32Array {
-  if (bytes.length % Q8_0_BLOCK_BYTES !== 0) throw new Error(`Q8_0 data must be a multiple of ${Q8_0_BLOCK_BYTES} bytes`);
+  if (bytes.length % Q8_0_BLOCK_BYTES !== 0)
+    throw new Error(`Q8_0 data must be a multiple of ${Q8_0_BLOCK_BYTES} bytes`);
   const blocks = bytes.length / Q8_0_BLOCK_BYTES;
   const out = new Float32Array(blocks * Q8_0_BLOCK);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

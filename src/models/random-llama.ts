@@ -68,8 +68,10 @@ export function checkLlamaShape(shape: LlamaShape): void {
   const { embeddingLength: n, headCount, headCountKv } = shape;
   const positive = Object.entries(shape).filter(([, v]) => typeof v === "number" && !(v > 0));
   if (positive.length > 0) throw new Error(`llama shape: ${positive.map(([k]) => k).join(", ")} must be positive`);
-  if (n % headCount !== 0 || headDimension(shape) % 2 !== 0) throw new Error(`llama shape: n_embd ${n} does not split into ${headCount} heads of even size`);
-  if (headCount % headCountKv !== 0) throw new Error(`llama shape: ${headCount} heads are not a multiple of ${headCountKv} key-value heads`);
+  if (n % headCount !== 0 || headDimension(shape) % 2 !== 0)
+    throw new Error(`llama shape: n_embd ${n} does not split into ${headCount} heads of even size`);
+  if (headCount % headCountKv !== 0)
+    throw new Error(`llama shape: ${headCount} heads are not a multiple of ${headCountKv} key-value heads`);
 }
 
 export function randomLlamaPlan(options: RandomLlamaOptions): RandomLlamaPlan {
@@ -93,7 +95,12 @@ export function randomLlamaPlan(options: RandomLlamaOptions): RandomLlamaPlan {
       return values;
     },
   });
-  const norm = (tensor: string): GgufTensorInput => ({ name: tensor, type: "F32", shape: [n], data: () => new Float32Array(n).fill(1) });
+  const norm = (tensor: string): GgufTensorInput => ({
+    name: tensor,
+    type: "F32",
+    shape: [n],
+    data: () => new Float32Array(n).fill(1),
+  });
 
   const tensors: GgufTensorInput[] = [matrix("token_embd.weight", V, n, shape.tiedOutput ? specialIds : [])];
   for (let i = 0; i < shape.blockCount; i++) {

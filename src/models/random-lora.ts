@@ -11,7 +11,10 @@ import { tensorSeed, uniformValues } from "./random-weights.js";
 
 export const LORA_B_STD = 0.01;
 
-export function randomQvLoraModules(shape: LlamaShape, options: { rank: number; seed: number }): { module: string; pair: LoraPair }[] {
+export function randomQvLoraModules(
+  shape: LlamaShape,
+  options: { rank: number; seed: number },
+): { module: string; pair: LoraPair }[] {
   const { rank, seed } = options;
   const n = shape.embeddingLength;
   const outputs = { q_proj: n, v_proj: shape.headCountKv * headDimension(shape) };

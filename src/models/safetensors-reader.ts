@@ -38,7 +38,8 @@ export async function readSafetensorsHeader(file: string, label = path.basename(
     if (headerLength > BigInt(SAFETENSORS_MAX_HEADER_BYTES)) {
       throw fileProblem(label, `header length ${headerLength} exceeds ${SAFETENSORS_MAX_HEADER_BYTES} bytes`);
     }
-    if (headerLength > BigInt(size - 8)) throw fileProblem(label, `header length ${headerLength} exceeds the file size ${size}`);
+    if (headerLength > BigInt(size - 8))
+      throw fileProblem(label, `header length ${headerLength} exceeds the file size ${size}`);
     const n = Number(headerLength);
     const json = Buffer.alloc(n);
     const { bytesRead } = await handle.read(json, 0, n, 8);
@@ -78,11 +79,14 @@ export function parseSafetensorsHeader(
     tensors.push(parseTensorEntry(name, entry, dataSize, label));
   }
 
-  const byOffset = [...tensors].sort((a, b) => a.dataOffsets[0] - b.dataOffsets[0] || a.dataOffsets[1] - b.dataOffsets[1]);
+  const byOffset = [...tensors].sort(
+    (a, b) => a.dataOffsets[0] - b.dataOffsets[0] || a.dataOffsets[1] - b.dataOffsets[1],
+  );
   for (let i = 1; i < byOffset.length; i++) {
     const prev = byOffset[i - 1]!;
     const cur = byOffset[i]!;
-    if (cur.dataOffsets[0] < prev.dataOffsets[1]) throw fileProblem(label, `tensors ${prev.name} and ${cur.name} overlap`);
+    if (cur.dataOffsets[0] < prev.dataOffsets[1])
+      throw fileProblem(label, `tensors ${prev.name} and ${cur.name} overlap`);
   }
   return { metadata, tensors };
 }
@@ -92,20 +96,30 @@ function parseTensorEntry(name: string, entry: unknown, dataSize: number, label:
   if (!isPlainObject(entry)) throw fileProblem(label, `tensor ${name} is not an object`);
   const { dtype, shape, data_offsets: offsets } = entry;
   if (!isSafetensorsDtype(dtype)) {
-    throw fileProblem(label, `tensor ${name} has unsupported dtype ${String(dtype)} (supported: ${Object.keys(safetensorsDtypeBytes).join(", ")})`);
+    throw fileProblem(
+      label,
+      `tensor ${name} has unsupported dtype ${String(dtype)} (supported: ${Object.keys(safetensorsDtypeBytes).join(", ")})`,
+    );
   }
-  if (!Array.isArray(shape) || shape.length > 8 || !shape.every(isCount)) throw fileProblem(label, `tensor ${name} has an invalid shape`);
+  if (!Array.isArray(shape) || shape.length > 8 || !shape.every(isCount))
+    throw fileProblem(label, `tensor ${name} has an invalid shape`);
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) {
     throw fileProblem(label, `tensor ${name} has invalid data_offsets`);
   }
   const [begin, end] = offsets as [number, number];
   if (begin > end || end > dataSize) {
-    throw fileProblem(label, `tensor ${name} data_offsets [${begin}, ${end}] are outside the data section (${dataSize} bytes)`);
+    throw fileProblem(
+      label,
+      `tensor ${name} data_offsets [${begin}, ${end}] are outside the data section (${dataSize} bytes)`,
+    );
   }
   const elements = (shape as number[]).reduce((a, b) => a * b, 1);
   const expected = elements * safetensorsDtypeBytes[dtype];
   if (!Number.isSafeInteger(expected) || expected !== end - begin) {
-    throw fileProblem(label, `tensor ${name} has ${end - begin} bytes of data, but shape [${shape.join(", ")}] of ${dtype} needs ${expected}`);
+    throw fileProblem(
+      label,
+      `tensor ${name} has ${end - begin} bytes of data, but shape [${shape.join(", ")}] of ${dtype} needs ${expected}`,
+    );
   }
   return { name, dtype, shape: shape as number[], dataOffsets: [begin, end] };
 }
@@ -137,13 +151,14 @@ export async function readSafetensorsTensor(header: SafetensorsHeader, name: str
 }
 
 /** Header and every tensor, for small files such as LoRA adapters. */
-export async function readSafetensors(file: string): Promise<{ header: SafetensorsHeader; tensors: Map<string, Float32Array> }> {
+export async function readSafetensors(
+  file: string,
+): Promise<{ header: SafetensorsHeader; tensors: Map<string, Float32Array> }> {
   const header = await readSafetensorsHeader(file);
   const tensors = new Map<string, Float32Array>();
   for (const t of header.tensors) tensors.set(t.name, await readSafetensorsTensor(header, t.name));
   return { header, tensors };
 }
-
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -152,4 +167,3 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
-

@@ -31,7 +31,8 @@ export async function writeSafetensors(
       throw new Error(`bad or duplicate tensor name ${JSON.stringify(t.name)}`);
     }
     const elements = t.shape.reduce((a, b) => a * b, 1);
-    if (elements !== t.data.length) throw new Error(`tensor ${t.name}: ${t.data.length} values for shape [${t.shape.join(", ")}]`);
+    if (elements !== t.data.length)
+      throw new Error(`tensor ${t.name}: ${t.data.length} values for shape [${t.shape.join(", ")}]`);
     const bytes = encode(t.dtype, t.data);
     header[t.name] = { dtype: t.dtype, shape: [...t.shape], data_offsets: [offset, offset + bytes.length] };
     payloads.push(bytes);

@@ -106,7 +106,12 @@ export async function writeTinyLlama(
     shape: [rows, cols],
     data: () => new Float32Array(rows * cols),
   });
-  const ones = (name: string): GgufTensorInput => ({ name, type: "F32", shape: [n], data: new Float32Array(n).fill(1) });
+  const ones = (name: string): GgufTensorInput => ({
+    name,
+    type: "F32",
+    shape: [n],
+    data: new Float32Array(n).fill(1),
+  });
   const oneHotEmbedding = () => {
     const e = new Float32Array(V * n);
     for (let t = 0; t < V; t++) e[t * n + t] = 1;

@@ -90,11 +90,19 @@ export class InferenceClient {
    */
   private async enqueue(queue: Queue, payload: InferencePayload): Promise<Job> {
     const counted = this.redisCall(() => waitingCount(this.redis, queue));
-    const added = this.redisCall(() => queue.add("inference", payload, { ...jobs.inference.options, jobId: payload.requestId }));
+    const added = this.redisCall(() =>
+      queue.add("inference", payload, { ...jobs.inference.options, jobId: payload.requestId }),
+    );
     const [count, job] = await Promise.allSettled([counted, added]);
     if (job.status === "rejected") throw job.reason;
     const full = count.status === "rejected" || count.value >= this.options.maxQueueDepth;
-    if (full && (await queue.remove(job.value.id!).then((n) => n === 1, () => false))) {
+    if (
+      full &&
+      (await queue.remove(job.value.id!).then(
+        (n) => n === 1,
+        () => false,
+      ))
+    ) {
       if (count.status === "rejected") throw count.reason;
       throw new AppError(
         "rate_limited",
@@ -112,7 +120,10 @@ export class InferenceClient {
   private async stillPending(jobId: string, queue: Queue, inbox: { push(e: StreamEvent): void }): Promise<boolean> {
     const state = await queue.getJobState(jobId).catch(() => "unknown");
     if (WAITING_STATES.has(state)) {
-      const removed = await queue.remove(jobId).then((n) => n === 1, () => false);
+      const removed = await queue.remove(jobId).then(
+        (n) => n === 1,
+        () => false,
+      );
       if (!removed) return true; // a worker took it meanwhile
       inbox.push({
         type: "error",
@@ -127,14 +138,21 @@ export class InferenceClient {
     if (state === "active") return true;
     inbox.push({
       type: "error",
-      error: { code: "unavailable", message: `The worker running this request stopped (job ${state}); please retry.`, param: null },
+      error: {
+        code: "unavailable",
+        message: `The worker running this request stopped (job ${state}); please retry.`,
+        param: null,
+      },
     });
     return false;
   }
 
   /** The caller went away or the stream failed: take the job back or cancel it. */
   private async withdraw(jobId: string, queue: Queue, requestId: string) {
-    const removed = await queue.remove(jobId).then((n) => n === 1, () => false);
+    const removed = await queue.remove(jobId).then(
+      (n) => n === 1,
+      () => false,
+    );
     if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
   }
 

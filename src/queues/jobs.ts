@@ -116,12 +116,24 @@ export const jobs = {
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },
   },
   /** Converts the adapter if needed, marks it DEPLOYED and tells the workers of its base model. */
-  deploy: { consumer: "control", queueName: () => LIFECYCLE_QUEUE, payload: lifecyclePayloadSchema, options: lifecycleOptions },
+  deploy: {
+    consumer: "control",
+    queueName: () => LIFECYCLE_QUEUE,
+    payload: lifecyclePayloadSchema,
+    options: lifecycleOptions,
+  },
   /** Marks the model undeployed and tells the workers to free its adapter. */
-  undeploy: { consumer: "control", queueName: () => LIFECYCLE_QUEUE, payload: lifecyclePayloadSchema, options: lifecycleOptions },
+  undeploy: {
+    consumer: "control",
+    queueName: () => LIFECYCLE_QUEUE,
+    payload: lifecyclePayloadSchema,
+    options: lifecycleOptions,
+  },
 } as const satisfies Record<string, JobDefinition<z.ZodType>>;
 
 export type JobName = keyof typeof jobs;
 export type JobPayload<N extends JobName> = z.infer<(typeof jobs)[N]["payload"]>;
 /** The kinds one consumer handles. */
-export type JobsOf<C extends JobConsumer> = { [N in JobName]: (typeof jobs)[N]["consumer"] extends C ? N : never }[JobName];
+export type JobsOf<C extends JobConsumer> = {
+  [N in JobName]: (typeof jobs)[N]["consumer"] extends C ? N : never;
+}[JobName];

@@ -11,9 +11,13 @@ export class LifecycleQueue {
     try {
       await this.queues.get(jobs[kind].queueName()).add(kind, data, jobs[kind].options);
     } catch (cause) {
-      throw new AppError("unavailable", `Could not queue the ${kind}: the queue (Redis) is unavailable; please retry.`, {
-        cause,
-      });
+      throw new AppError(
+        "unavailable",
+        `Could not queue the ${kind}: the queue (Redis) is unavailable; please retry.`,
+        {
+          cause,
+        },
+      );
     }
   }
 }

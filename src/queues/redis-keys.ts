@@ -6,7 +6,12 @@ import { Redis } from "ioredis";
  * (or was stopped on purpose) is not an error.
  */
 export async function deleteRedisKeys(url: string, pattern: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, disableClientInfo: true, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    disableClientInfo: true,
+    retryStrategy: () => null,
+  });
   redis.on("error", () => {});
   try {
     await redis.connect();

@@ -38,7 +38,8 @@ const SEGMENT = /^[A-Za-z0-9._-]+$/;
 export function checkKey(key: string, { prefix = false } = {}): string {
   const body = prefix && key.endsWith("/") ? key.slice(0, -1) : key;
   const segments = body.split("/");
-  const ok = body.length > 0 && body.length <= 1024 && segments.every((s) => SEGMENT.test(s) && s !== "." && s !== "..");
+  const ok =
+    body.length > 0 && body.length <= 1024 && segments.every((s) => SEGMENT.test(s) && s !== "." && s !== "..");
   if (!ok) throw new AppError("invalid_request", `Invalid storage key: ${JSON.stringify(key)}.`);
   return key;
 }

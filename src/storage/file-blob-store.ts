@@ -32,7 +32,10 @@ export class FileBlobStore implements BlobStore {
       await pipeline(body, meter, createWriteStream(temp, { flags: "wx" }));
       const sha256 = hash.digest("hex");
       if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-        throw new AppError("invalid_request", `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`);
+        throw new AppError(
+          "invalid_request",
+          `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`,
+        );
       }
       await fs.rename(temp, file);
       return { key, size, sha256 };
@@ -66,7 +69,10 @@ export class FileBlobStore implements BlobStore {
 
   async delete(keyOrPrefix: string): Promise<void> {
     const isPrefix = keyOrPrefix.endsWith("/");
-    await fs.rm(this.file(isPrefix ? keyOrPrefix.slice(0, -1) : keyOrPrefix, isPrefix), { recursive: isPrefix, force: true });
+    await fs.rm(this.file(isPrefix ? keyOrPrefix.slice(0, -1) : keyOrPrefix, isPrefix), {
+      recursive: isPrefix,
+      force: true,
+    });
   }
 
   localPath(key: string): string {

@@ -5,7 +5,8 @@
  */
 export const storageKeys = {
   modelFiles: (accountId: string, modelId: string) => `models/${accountId}/${modelId}/files/`,
-  modelFile: (accountId: string, modelId: string, fileName: string) => `models/${accountId}/${modelId}/files/${fileName}`,
+  modelFile: (accountId: string, modelId: string, fileName: string) =>
+    `models/${accountId}/${modelId}/files/${fileName}`,
   model: (accountId: string, modelId: string) => `models/${accountId}/${modelId}/`,
   adapterArtifact: (sha256: string) => `artifacts/lora/${sha256}.gguf`,
 };

@@ -21,7 +21,10 @@ export class MemoryBlobStore implements BlobStore {
     const data = Buffer.concat(chunks);
     const sha256 = createHash("sha256").update(data).digest("hex");
     if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-      throw new AppError("invalid_request", `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`);
+      throw new AppError(
+        "invalid_request",
+        `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`,
+      );
     }
     this.blobs.set(key, data);
     return { key, size, sha256 };

@@ -11,7 +11,9 @@ export async function adapterFile(store: BlobStore, key: string): Promise<string
   try {
     file = store.localPath(key);
   } catch (cause) {
-    throw new AppError("internal", `The request names an invalid adapter storage key ${JSON.stringify(key)}.`, { cause });
+    throw new AppError("internal", `The request names an invalid adapter storage key ${JSON.stringify(key)}.`, {
+      cause,
+    });
   }
   if (file === undefined) {
     throw new AppError(

@@ -17,7 +17,11 @@ export class ContextPool implements EngineContext {
     return Math.min(...this.contexts.map((c) => c.contextSize));
   }
 
-  async generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {
+  async generate(
+    request: GenerateRequest,
+    signal: AbortSignal,
+    onText: (text: string) => void,
+  ): Promise<GenerateResult> {
     let pick = 0;
     for (let i = 1; i < this.contexts.length; i++) if (this.load[i]! < this.load[pick]!) pick = i;
     this.load[pick]!++;

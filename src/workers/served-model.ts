@@ -158,7 +158,8 @@ export class ServedModel {
     return {
       ...this.options,
       hooks: {
-        loaded: (adapterKey, ms) => this.emit({ type: "adapter-loaded", baseModelId: this.id, adapterKey, generation, ms }),
+        loaded: (adapterKey, ms) =>
+          this.emit({ type: "adapter-loaded", baseModelId: this.id, adapterKey, generation, ms }),
         evicted: (adapterKey, reason) =>
           this.emit({ type: "adapter-evicted", baseModelId: this.id, adapterKey, generation, reason }),
       },

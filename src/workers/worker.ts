@@ -70,7 +70,13 @@ export class HearthWorker {
   }
 
   static async start(config: Config, engine: Engine, log: Logger): Promise<HearthWorker> {
-    const worker = new HearthWorker(config, engine, createRedis(config, "worker"), createRedis(config, "subscriber"), log);
+    const worker = new HearthWorker(
+      config,
+      engine,
+      createRedis(config, "worker"),
+      createRedis(config, "subscriber"),
+      log,
+    );
     await worker.begin();
     return worker;
   }
@@ -87,13 +93,22 @@ export class HearthWorker {
   private async begin() {
     const found = await discoverBaseModels(this.config.modelDir, this.config.worker.serveModels, this.log);
     if (found.length === 0) {
-      throw new Error(`No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`);
+      throw new Error(
+        `No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`,
+      );
     }
     checkHandlers("inference", this.handlers);
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     await subscribeAdapterEvents(this.subscriber, this.config.redisPrefix, (event) => this.onAdapterEvent(event));
-    const { contextsPerModel, sequencesPerContext, adapterSequences, contextSize, threads, maxAdapters, adapterLoadsPerModel } =
-      this.config.worker;
+    const {
+      contextsPerModel,
+      sequencesPerContext,
+      adapterSequences,
+      contextSize,
+      threads,
+      maxAdapters,
+      adapterLoadsPerModel,
+    } = this.config.worker;
     for (const base of found) {
       const model = await ServedModel.start({
         engine: this.engine,
@@ -143,7 +158,13 @@ export class HearthWorker {
   }
 
   private async beat() {
-    const info = { id: this.id, pid: process.pid, host: os.hostname(), models: this.models, startedAt: new Date().toISOString() };
+    const info = {
+      id: this.id,
+      pid: process.pid,
+      host: os.hostname(),
+      models: this.models,
+      startedAt: new Date().toISOString(),
+    };
     await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch(() => {});
   }
 
@@ -160,7 +181,9 @@ export class HearthWorker {
       const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
       if (typeof replyTo === "string" && typeof requestId === "string") {
         const error = new AppError("internal", "The worker could not read the request (malformed job).");
-        await publishEvent(this.publisher, replyTo, requestId, { type: "error", error: error.toJSON() }).catch(() => {});
+        await publishEvent(this.publisher, replyTo, requestId, { type: "error", error: error.toJSON() }).catch(
+          () => {},
+        );
       }
       throw new Error(`malformed job payload: ${parsed.error.message}`);
     }
@@ -168,7 +191,9 @@ export class HearthWorker {
   }
 
   private async infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
-    const reply = new ReplyPublisher((event) => publishEvent(this.publisher, payload.replyTo, payload.requestId, event));
+    const reply = new ReplyPublisher((event) =>
+      publishEvent(this.publisher, payload.replyTo, payload.requestId, event),
+    );
     const emit = (event: StreamEvent) => reply.publish(event);
     const signal = this.cancellations.start(payload.requestId);
     this.events.emit("job-started", { requestId: payload.requestId });
@@ -189,8 +214,11 @@ export class HearthWorker {
       const error =
         cause instanceof AppError
           ? cause
-          : new AppError("internal", `The worker could not run the request: ${(cause as Error)?.message ?? cause}`, { cause });
-      if (error.code === "internal") this.log.error("inference failed", { requestId: payload.requestId, error: String(cause) });
+          : new AppError("internal", `The worker could not run the request: ${(cause as Error)?.message ?? cause}`, {
+              cause,
+            });
+      if (error.code === "internal")
+        this.log.error("inference failed", { requestId: payload.requestId, error: String(cause) });
       emit({ type: "error", error: error.toJSON() });
       this.events.emit("job-finished", { requestId: payload.requestId, error } satisfies JobFinished);
       return undefined;
@@ -216,7 +244,10 @@ export class HearthWorker {
     );
     clearTimeout(grace);
     if (gone) for (const c of consumers) void c.disconnect().catch(() => {});
-    else await withTimeout(retireWorker(this.publisher, this.config.redisPrefix, this.id), CLOSE_MARGIN_MS).catch(() => {});
+    else
+      await withTimeout(retireWorker(this.publisher, this.config.redisPrefix, this.id), CLOSE_MARGIN_MS).catch(
+        () => {},
+      );
     for (const s of this.served.values()) {
       await s.model.close();
       s.connection.disconnect();

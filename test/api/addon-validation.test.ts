@@ -23,7 +23,13 @@ const pair = (module: string, rank: number, inF: number, outF: number): Safetens
   { name: `base_model.model.${module}.lora_B.weight`, dtype: "F32", shape: [outF, rank], data: f32(outF * rank) },
 ];
 const peftConfig = (extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ base_model_name_or_path: HEARTH_TINY_REF, r: 4, lora_alpha: 4, target_modules: ["lm_head"], ...extra });
+  JSON.stringify({
+    base_model_name_or_path: HEARTH_TINY_REF,
+    r: 4,
+    lora_alpha: 4,
+    target_modules: ["lm_head"],
+    ...extra,
+  });
 
 // Every way an upload can be wrong gets a clear 400, the model ends FAILED with that
 // reason (or the file is refused outright), and nothing reaches storage's artifacts.
@@ -121,10 +127,13 @@ describe("addon validation over HTTP", () => {
       // Streamed without a length: stopped at the limit all the same (the server answers
       // before the client has finished sending).
       const status = await new Promise<number>((resolve, reject) => {
-        const request = http.request(`${hearth.url}/v1/accounts/default/models/too-big/files/adapter_model.safetensors`, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${hearth.apiKey}`, "transfer-encoding": "chunked" },
-        });
+        const request = http.request(
+          `${hearth.url}/v1/accounts/default/models/too-big/files/adapter_model.safetensors`,
+          {
+            method: "PUT",
+            headers: { authorization: `Bearer ${hearth.apiKey}`, "transfer-encoding": "chunked" },
+          },
+        );
         request.on("response", (response) => {
           response.resume();
           resolve(response.statusCode!);
@@ -155,7 +164,8 @@ describe("addon validation over HTTP", () => {
       await new Promise((r) => setTimeout(r, 200));
       request.destroy();
       const dir = path.join(hearth.config.storageDir, "models", "default", "cut-off", "files");
-      for (let i = 0; i < 50 && (await readdir(dir).catch(() => [])).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 50 && (await readdir(dir).catch(() => [])).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
       expect(await readdir(dir).catch(() => [])).toEqual([]);
       // The model is still usable.
       expect((await me.upload("cut-off", "hearth.json", hearthJson)).status).toBe(200);
@@ -176,18 +186,27 @@ describe("addon validation over HTTP", () => {
     });
 
     it("adapter_config.json that is not JSON", async () => {
-      await expectFailure({ "adapter_config.json": "{ nope", "adapter_model.safetensors": "x" }, /adapter_config\.json/);
+      await expectFailure(
+        { "adapter_config.json": "{ nope", "adapter_model.safetensors": "x" },
+        /adapter_config\.json/,
+      );
     });
 
     it("weights without their config", async () => {
       const weights = await safetensors(pair("lm_head", 4, N_EMBD, VOCAB));
-      await expectFailure({ "adapter_model.safetensors": weights, "hearth.json": hearthJson }, /adapter_config\.json.*missing/);
+      await expectFailure(
+        { "adapter_model.safetensors": weights, "hearth.json": hearthJson },
+        /adapter_config\.json.*missing/,
+      );
     });
 
     it("a safetensors file with a broken header", async () => {
       const broken = Buffer.alloc(64);
       broken.writeBigUInt64LE(1_000_000n, 0);
-      await expectFailure({ "adapter_config.json": peftConfig(), "adapter_model.safetensors": broken }, /adapter_model\.safetensors/);
+      await expectFailure(
+        { "adapter_config.json": peftConfig(), "adapter_model.safetensors": broken },
+        /adapter_model\.safetensors/,
+      );
     });
 
     it("a base model that does not exist", async () => {
@@ -218,21 +237,35 @@ describe("addon validation over HTTP", () => {
       const weights = await safetensors(pair("lm_head", 4, N_EMBD, VOCAB));
       const modelId = "conflicted";
       await me.createModel(modelId, { baseModel: HEARTH_TINY_REF });
-      await me.upload(modelId, "adapter_config.json", peftConfig({ base_model_name_or_path: "accounts/hearth/models/other" }));
+      await me.upload(
+        modelId,
+        "adapter_config.json",
+        peftConfig({ base_model_name_or_path: "accounts/hearth/models/other" }),
+      );
       await me.upload(modelId, "adapter_model.safetensors", weights);
       const reply = await me.validate(modelId);
       expect(reply.status).toBe(400);
-      expect(reply.body.error.message).toMatch(/^adapter_config\.json: base_model_name_or_path "accounts\/hearth\/models\/other" differs/);
+      expect(reply.body.error.message).toMatch(
+        /^adapter_config\.json: base_model_name_or_path "accounts\/hearth\/models\/other" differs/,
+      );
       // A Hugging Face name there is fine: the name given at creation decides.
-      await me.upload(modelId, "adapter_config.json", peftConfig({ base_model_name_or_path: "meta-llama/Llama-3.2-1B" }));
+      await me.upload(
+        modelId,
+        "adapter_config.json",
+        peftConfig({ base_model_name_or_path: "meta-llama/Llama-3.2-1B" }),
+      );
       expect((await me.validate(modelId)).body).toMatchObject({ state: "READY", baseModel: HEARTH_TINY_REF });
     });
 
     it("a rank above the limit", async () => {
-      const adapter = await writeAdapterToward(path.join(scratch, "high-rank"), "rank rank rank ", { rank: MAX_RANK + 2 });
+      const adapter = await writeAdapterToward(path.join(scratch, "high-rank"), "rank rank rank ", {
+        rank: MAX_RANK + 2,
+      });
       const files = Object.fromEntries(
         await Promise.all(
-          (await readdir(adapter.dir)).map(async (name) => [name, await readFile(path.join(adapter.dir, name))] as const),
+          (await readdir(adapter.dir)).map(
+            async (name) => [name, await readFile(path.join(adapter.dir, name))] as const,
+          ),
         ),
       );
       await expectFailure(files, new RegExp(`rank.*${MAX_RANK}`));
@@ -259,7 +292,10 @@ describe("addon validation over HTTP", () => {
 
     it("a tensor whose shape does not match the base model", async () => {
       const weights = await safetensors(pair("lm_head", 4, 100, VOCAB));
-      await expectFailure({ "adapter_config.json": peftConfig(), "adapter_model.safetensors": weights }, /lm_head.*shape|shape.*lm_head/s);
+      await expectFailure(
+        { "adapter_config.json": peftConfig(), "adapter_model.safetensors": weights },
+        /lm_head.*shape|shape.*lm_head/s,
+      );
     });
 
     it("a layer the base model does not have", async () => {
@@ -277,7 +313,10 @@ describe("addon validation over HTTP", () => {
         name: "wrong",
         alpha: 4,
         weights: [
-          { tensor: "output.weight", pair: { rank: 4, inFeatures: N_EMBD, outFeatures: VOCAB, a: f32(4 * N_EMBD), b: f32(VOCAB * 4) } },
+          {
+            tensor: "output.weight",
+            pair: { rank: 4, inFeatures: N_EMBD, outFeatures: VOCAB, a: f32(4 * N_EMBD), b: f32(VOCAB * 4) },
+          },
         ],
       });
       await expectFailure({ "adapter.gguf": await readFile(file), "hearth.json": hearthJson }, /adapter\.gguf.*qwen2/);
@@ -296,7 +335,9 @@ describe("addon validation over HTTP", () => {
       await me.upload(modelId, "adapter.gguf", "x");
       expect((await me.validate(modelId)).body.error.message).toMatch(/not both/);
       expect((await me.call("DELETE", `/v1/accounts/default/models/${modelId}/files/adapter.gguf`)).status).toBe(200);
-      expect((await me.getModel(modelId)).body.files.map((f: { name: string }) => f.name)).not.toContain("adapter.gguf");
+      expect((await me.getModel(modelId)).body.files.map((f: { name: string }) => f.name)).not.toContain(
+        "adapter.gguf",
+      );
       const ok = await me.validate(modelId);
       expect(ok.status).toBe(200);
       expect(ok.body).toMatchObject({ state: "READY", stateReason: null });

@@ -115,10 +115,20 @@ describe("errors, with a worker", () => {
       state: "READY",
       filePath: "/nonexistent.gguf",
     });
-    const hidden = await call(hearth, "/completions", completion({ model: "accounts/someone-else/models/private-base" }));
-    const missing = await call(hearth, "/completions", completion({ model: "accounts/someone-else/models/missing-base" }));
+    const hidden = await call(
+      hearth,
+      "/completions",
+      completion({ model: "accounts/someone-else/models/private-base" }),
+    );
+    const missing = await call(
+      hearth,
+      "/completions",
+      completion({ model: "accounts/someone-else/models/missing-base" }),
+    );
     expectError(hidden, 404, "not_found_error", "model");
-    expect(hidden.body.error.message.replace("private-base", "X")).toBe(missing.body.error.message.replace("missing-base", "X"));
+    expect(hidden.body.error.message.replace("private-base", "X")).toBe(
+      missing.body.error.message.replace("missing-base", "X"),
+    );
   });
 
   it("413 for a body over the limit", async () => {

@@ -47,7 +47,9 @@ describe("model access and limits", () => {
     await missing(bob.call("POST", aliceModels, { modelId: "planted" }));
 
     const bobClient = new OpenAI({ baseURL: hearth.baseURL, apiKey: bob.apiKey, maxRetries: 0 });
-    const query = await bobClient.completions.create({ model: name, prompt: "x", max_tokens: 2 }).catch((e: unknown) => e);
+    const query = await bobClient.completions
+      .create({ model: name, prompt: "x", max_tokens: 2 })
+      .catch((e: unknown) => e);
     expect(query).toMatchObject({ status: 404 });
     expect((query as Error).message).toMatch(/does not exist or you do not have access/);
     expect((await bobClient.models.list()).data.map((m) => m.id)).not.toContain(name);
@@ -55,9 +57,9 @@ describe("model access and limits", () => {
     // Nothing Bob did changed Alice's model.
     const still = await alice.getModel("secret");
     expect(still.body).toMatchObject({ displayName: "secret", deployment: { state: "DEPLOYED" } });
-    expect((await alice.call("GET", "/v1/accounts")).body.accounts.map((a: { accountId: string }) => a.accountId)).toEqual([
-      "alice",
-    ]);
+    expect(
+      (await alice.call("GET", "/v1/accounts")).body.accounts.map((a: { accountId: string }) => a.accountId),
+    ).toEqual(["alice"]);
     expect((await bob.call("GET", "/v1/whoami")).body).toMatchObject({ accountId: "bob", role: "user" });
   });
 

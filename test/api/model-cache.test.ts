@@ -128,7 +128,9 @@ describe("model and API-key caches", () => {
     const before = await chat(a, name);
     expect(await chat(b, name)).toBe(before);
 
-    expect((await onA.call("PATCH", "/v1/accounts/default/models/chatty", { conversationConfig: { template } })).status).toBe(200);
+    expect(
+      (await onA.call("PATCH", "/v1/accounts/default/models/chatty", { conversationConfig: { template } })).status,
+    ).toBe(200);
     const after = await chat(a, name);
     expect(after).not.toBe(before); // greedy: only the prompt, so only the template, can change the text
     await eventually(async () => expect(await chat(b, name)).toBe(after));

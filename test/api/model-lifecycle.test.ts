@@ -76,7 +76,13 @@ describe("model lifecycle", () => {
     expect(await complete(HEARTH_TINY_REF)).toBe(greedyText(PROMPT, 24));
 
     // Streamed too.
-    const stream = await openai.completions.create({ model: name, prompt: PROMPT, max_tokens: 24, temperature: 0, stream: true });
+    const stream = await openai.completions.create({
+      model: name,
+      prompt: PROMPT,
+      max_tokens: 24,
+      temperature: 0,
+      stream: true,
+    });
     let streamed = "";
     for await (const chunk of stream) streamed += chunk.choices[0]?.text ?? "";
     expect(streamed).toBe(text);
@@ -152,7 +158,9 @@ describe("model lifecycle", () => {
     expect(chat.choices[0]!.message.content).toBe(greedyText("<user>Tell me<assistant>", 16, { adapter: true }));
 
     for (const broken of ["", "{{ x }", "{{ x }}"]) {
-      const bad = await me.call("PATCH", "/v1/accounts/default/models/chatty", { conversationConfig: { template: broken } });
+      const bad = await me.call("PATCH", "/v1/accounts/default/models/chatty", {
+        conversationConfig: { template: broken },
+      });
       expect(bad.status).toBe(400);
       expect(bad.body.error.param).toBe("conversationConfig.template");
     }
@@ -164,7 +172,9 @@ describe("model lifecycle", () => {
   });
 
   it("a worker started after the deploy serves the model", async () => {
-    const adapter = await writeAdapterToward(path.join(scratch, "late"), "late late later latest lately ", { format: "gguf" });
+    const adapter = await writeAdapterToward(path.join(scratch, "late"), "late late later latest lately ", {
+      format: "gguf",
+    });
     const name = await me.deployFolder("late-lora", adapter.dir);
     await hearth.worker!.close(1_000);
     const fresh = await hearth.startWorker();
@@ -174,7 +184,13 @@ describe("model lifecycle", () => {
 
   it("lets in-flight generations finish when the model is undeployed, and refuses new ones", async () => {
     const name = await me.deployFolder("draining", PEFT_EXAMPLE);
-    const stream = await openai.completions.create({ model: name, prompt: PROMPT, max_tokens: 400, temperature: 0, stream: true });
+    const stream = await openai.completions.create({
+      model: name,
+      prompt: PROMPT,
+      max_tokens: 400,
+      temperature: 0,
+      stream: true,
+    });
     let text = "";
     let finish: string | null | undefined;
     let undeployed = false;

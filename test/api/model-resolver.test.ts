@@ -39,7 +39,13 @@ describe("ModelResolver cache", () => {
       embeddingLength: 320,
       displayName: "hearth-tiny",
     });
-    await createModel(t.db, { accountId: "acme", modelId: "lora", kind: "lora", state: "READY", baseModel: HEARTH_TINY_REF });
+    await createModel(t.db, {
+      accountId: "acme",
+      modelId: "lora",
+      kind: "lora",
+      state: "READY",
+      baseModel: HEARTH_TINY_REF,
+    });
     await setDeploymentState(t.db, "acme", "lora", "DEPLOYED", { artifactPath: "artifacts/lora/a.gguf" });
   });
 
@@ -78,7 +84,13 @@ describe("ModelResolver cache", () => {
     await setDeploymentState(t.db, "acme", "lora", "DEPLOYED", { artifactPath: "artifacts/lora/a.gguf" });
     expect(await status(models.forInference("acme", LORA))).toBe("resolved");
     expect(await status(models.forInference("acme", "accounts/acme/models/later"))).toBe("not_found");
-    await createModel(t.db, { accountId: "acme", modelId: "later", kind: "lora", state: "READY", baseModel: HEARTH_TINY_REF });
+    await createModel(t.db, {
+      accountId: "acme",
+      modelId: "later",
+      kind: "lora",
+      state: "READY",
+      baseModel: HEARTH_TINY_REF,
+    });
     await setDeploymentState(t.db, "acme", "later", "DEPLOYED", { artifactPath: "artifacts/lora/b.gguf" });
     expect(await status(models.forInference("acme", "accounts/acme/models/later"))).toBe("resolved");
   });

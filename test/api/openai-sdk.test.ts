@@ -46,7 +46,13 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
   it("streams the same text in several chunks, usage on the finishing chunk", async () => {
     const prompt = "A fire in the ";
     const full = await client.completions.create({ model: MODEL, prompt, max_tokens: 30, temperature: 0 });
-    const stream = await client.completions.create({ model: MODEL, prompt, max_tokens: 30, temperature: 0, stream: true });
+    const stream = await client.completions.create({
+      model: MODEL,
+      prompt,
+      max_tokens: 30,
+      temperature: 0,
+      stream: true,
+    });
     const pieces: string[] = [];
     let finish: string | null = null;
     let usage: unknown;
@@ -74,7 +80,13 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
   });
 
   it("answers several prompts and n choices in one request", async () => {
-    const r = await client.completions.create({ model: MODEL, prompt: ["One ", "Two "], n: 2, max_tokens: 8, temperature: 0 });
+    const r = await client.completions.create({
+      model: MODEL,
+      prompt: ["One ", "Two "],
+      n: 2,
+      max_tokens: 8,
+      temperature: 0,
+    });
     expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
     expect(r.choices[0]!.text).toBe(greedyText("One ", 8));
     expect(r.choices[1]!.text).toBe(greedyText("One ", 8));
@@ -93,7 +105,13 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     expect(r.choices[0]!.message.role).toBe("assistant");
     expect(r.choices[0]!.message.content).toBe(expected);
 
-    const stream = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 48, temperature: 0, stream: true });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages,
+      max_tokens: 48,
+      temperature: 0,
+      stream: true,
+    });
     const pieces: string[] = [];
     let role: string | undefined;
     for await (const chunk of stream) {
@@ -150,7 +168,12 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     sdk.data[0]!.embedding.forEach((x, i) => expect(x).toBeCloseTo(a![i]!, 6));
 
     // hearth-tiny's features are byte counts: the first 128 are ASCII.
-    const small = await client.embeddings.create({ model: MODEL, input: inputs[0]!, dimensions: 128, encoding_format: "float" });
+    const small = await client.embeddings.create({
+      model: MODEL,
+      input: inputs[0]!,
+      dimensions: 128,
+      encoding_format: "float",
+    });
     const head = a!.slice(0, 128);
     const norm = Math.hypot(...head);
     expect(small.data[0]!.embedding).toHaveLength(128);
@@ -161,7 +184,13 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     const prompts = Array.from({ length: 20 }, (_, i) => `Prompt ${i}: the ${"abcdefghijklmnopqrst"[i]}`);
     const texts = await Promise.all(
       prompts.map(async (prompt) => {
-        const stream = await client.completions.create({ model: MODEL, prompt, max_tokens: 24, temperature: 0, stream: true });
+        const stream = await client.completions.create({
+          model: MODEL,
+          prompt,
+          max_tokens: 24,
+          temperature: 0,
+          stream: true,
+        });
         let text = "";
         for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
         return text;

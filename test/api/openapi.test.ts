@@ -23,8 +23,9 @@ const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "tr
 const PEFT_EXAMPLE = path.join(testModelDir, "examples", "hearth-tiny-lora");
 
 /** Every operation of the document: [path, method, operation]. */
-const operations: [string, string, Json][] = Object.entries(doc.paths as Json).flatMap(([route, item]: [string, Json]) =>
-  METHODS.filter((m) => item[m]).map((m): [string, string, Json] => [route, m, item[m]]),
+const operations: [string, string, Json][] = Object.entries(doc.paths as Json).flatMap(
+  ([route, item]: [string, Json]) =>
+    METHODS.filter((m) => item[m]).map((m): [string, string, Json] => [route, m, item[m]]),
 );
 
 /** Hono's `/accounts/:accountId` is the document's `/accounts/{account_id}`. */
@@ -38,7 +39,8 @@ function documentAjv() {
   ajv.addSchema(doc, "openapi");
   return ajv;
 }
-const pointer = (...parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, "~0").replace(/\//g, "~1"))).join("/");
+const pointer = (...parts: string[]) =>
+  parts.map((p) => encodeURIComponent(p.replace(/~/g, "~0").replace(/\//g, "~1"))).join("/");
 
 const ajv = documentAjv();
 function expectMatches(schemaPointer: string, value: unknown) {
@@ -52,7 +54,10 @@ function expectDocumented(method: string, url: string, status: number, body: unk
   const template = Object.keys(doc.paths).find((t) => new RegExp(`^${t.replace(/\{\w+\}/g, "[^/]+")}$`).test(route));
   expect(template, `${route} is not in the document`).toBeDefined();
   const m = method.toLowerCase();
-  expect(doc.paths[template!][m]?.responses?.[String(status)], `${method} ${template} ${status} is not documented`).toBeDefined();
+  expect(
+    doc.paths[template!][m]?.responses?.[String(status)],
+    `${method} ${template} ${status} is not documented`,
+  ).toBeDefined();
   expectMatches(pointer("paths", template!, m, "responses", String(status), "content", mediaType, "schema"), body);
 }
 
@@ -60,7 +65,9 @@ describe("the OpenAPI document", () => {
   it("describes exactly the app's routes", () => {
     const deps = { config: loadConfig({}), log: createLogger("error", "test"), management: {} } as unknown as AppDeps;
     const app = createApp(deps);
-    const routes = new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${toTemplate(r.path)}`));
+    const routes = new Set(
+      app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${toTemplate(r.path)}`),
+    );
     const documented = new Set(operations.map(([route, method]) => `${method.toUpperCase()} ${route}`));
     expect([...documented].sort()).toEqual([...routes].sort());
     expect(routes).toContain("PUT /v1/accounts/{account_id}/models/{model_id}/files/{file_name}");
@@ -68,7 +75,9 @@ describe("the OpenAPI document", () => {
 
   it("is valid OpenAPI 3.1 (the official schema)", () => {
     // Ajv resolves $dynamicRef only to a resource root; this schema only ever means its own $defs/schema.
-    const schema = JSON.parse(JSON.stringify(openapiV31).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}'));
+    const schema = JSON.parse(
+      JSON.stringify(openapiV31).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}'),
+    );
     const validate = new Ajv2020({ strict: false, allErrors: true, validateFormats: false }).compile(schema);
     expect(validate(doc), JSON.stringify(validate.errors, null, 2)).toBe(true);
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
@@ -85,7 +94,8 @@ describe("the OpenAPI document", () => {
         }
       }
     }
-    for (const [where, schema] of schemas) expect(meta.validateSchema(schema), `${where}: ${JSON.stringify(meta.errors)}`).toBe(true);
+    for (const [where, schema] of schemas)
+      expect(meta.validateSchema(schema), `${where}: ${JSON.stringify(meta.errors)}`).toBe(true);
   });
 
   it("resolves every $ref", () => {
@@ -100,7 +110,10 @@ describe("the OpenAPI document", () => {
     expect(refs.length).toBeGreaterThan(20);
     for (const ref of refs) {
       expect(ref).toMatch(/^#\//);
-      const target = ref.slice(2).split("/").reduce((node: Json, key) => node?.[key.replace(/~1/g, "/").replace(/~0/g, "~")], doc);
+      const target = ref
+        .slice(2)
+        .split("/")
+        .reduce((node: Json, key) => node?.[key.replace(/~1/g, "/").replace(/~0/g, "~")], doc);
       expect(target, ref).toBeDefined();
     }
   });
@@ -112,10 +125,19 @@ describe("the OpenAPI document", () => {
     for (const [route, method, op] of operations) {
       const where = `${method} ${route}`;
       const statuses = Object.keys(op.responses);
-      expect(statuses.some((s) => s.startsWith("2")), where).toBe(true);
+      expect(
+        statuses.some((s) => s.startsWith("2")),
+        where,
+      ).toBe(true);
       const declared = [...(doc.paths[route].parameters ?? []), ...(op.parameters ?? [])].map(resolve);
       const inPath = [...route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-      expect(declared.filter((p: Json) => p.in === "path").map((p: Json) => p.name).sort(), where).toEqual(inPath);
+      expect(
+        declared
+          .filter((p: Json) => p.in === "path")
+          .map((p: Json) => p.name)
+          .sort(),
+        where,
+      ).toEqual(inPath);
       const isPublic = !route.startsWith("/v1/") || route === "/v1/openapi.json" || route === "/v1/version";
       expect(op.security, where).toEqual(isPublic ? [] : undefined);
       if (!isPublic) expect(statuses, where).toEqual(expect.arrayContaining(["401", "503"]));
@@ -131,19 +153,42 @@ describe("the OpenAPI document", () => {
   it("describes the resources as resources.ts shapes them", () => {
     const at = new Date("2026-01-02T03:04:05.000Z");
     const model = {
-      accountId: "acme", modelId: "my-lora", kind: "lora", displayName: "My LoRA", description: "", baseModel: HEARTH_TINY_REF,
-      state: "READY", stateReason: null, filePath: null, contextLength: 2048, embeddingLength: 320,
-      conversationConfig: { template: "{{ messages }}" }, adapterFormat: "peft", adapterRank: 16, artifactKey: null,
-      public: false, createdAt: at, updatedAt: at,
+      accountId: "acme",
+      modelId: "my-lora",
+      kind: "lora",
+      displayName: "My LoRA",
+      description: "",
+      baseModel: HEARTH_TINY_REF,
+      state: "READY",
+      stateReason: null,
+      filePath: null,
+      contextLength: 2048,
+      embeddingLength: 320,
+      conversationConfig: { template: "{{ messages }}" },
+      adapterFormat: "peft",
+      adapterRank: 16,
+      artifactKey: null,
+      public: false,
+      createdAt: at,
+      updatedAt: at,
     } as const;
     const deployment = {
-      accountId: "acme", modelId: "my-lora", state: "DEPLOYED", reason: null, artifactPath: "a/b.gguf",
-      deployedAt: at, createdAt: at, updatedAt: at,
+      accountId: "acme",
+      modelId: "my-lora",
+      state: "DEPLOYED",
+      reason: null,
+      artifactPath: "a/b.gguf",
+      deployedAt: at,
+      createdAt: at,
+      updatedAt: at,
     } as const;
     expectMatches("components/schemas/Model", modelResource(model, deployment, [{ name: "hearth.json", size: 52 }]));
     const uploading = { ...model, state: "UPLOADING", adapterFormat: null, adapterRank: null } as const;
     expectMatches("components/schemas/Model", modelResource(uploading, null));
-    expectMatches("components/schemas/Deployment", deploymentResource({ ...deployment, state: "DEPLOYING", deployedAt: null }));
+    expectMatches(
+      "components/schemas/Deployment",
+      deploymentResource({ ...deployment, state: "DEPLOYING", deployedAt: null }),
+    );
     const account = { id: "acme", displayName: "Acme", enterprise: false, maxDeployedModels: 100, createdAt: at };
     expectMatches("components/schemas/Account", accountResource(account));
     expectMatches("components/schemas/Account", accountResource({ ...account, enterprise: true }));
@@ -190,7 +235,11 @@ describe("the API, checked against its document", () => {
     const version = await fetch(`${hearth.url}/v1/version`);
     expectDocumented("GET", "/v1/version", version.status, await version.json());
     expect(version.status).toBe(200);
-    expect((await call("GET", "/v1/whoami")).body).toMatchObject({ accountId: "default", role: "admin", keyPrefix: hearth.apiKey.slice(0, 12) });
+    expect((await call("GET", "/v1/whoami")).body).toMatchObject({
+      accountId: "default",
+      role: "admin",
+      keyPrefix: hearth.apiKey.slice(0, 12),
+    });
     expect((await call("GET", "/v1/accounts")).status).toBe(200);
     expect((await call("GET", "/v1/accounts/default")).status).toBe(200);
     expect((await call("GET", "/v1/accounts/someone-else")).status).toBe(404);
@@ -200,7 +249,9 @@ describe("the API, checked against its document", () => {
 
   it("answers an adapter's whole lifecycle as documented", async () => {
     const model = `${models}/openapi-lora`;
-    expect((await call("POST", models, { modelId: "openapi-lora", model: { displayName: "OpenAPI" } })).status).toBe(201);
+    expect((await call("POST", models, { modelId: "openapi-lora", model: { displayName: "OpenAPI" } })).status).toBe(
+      201,
+    );
     expect((await call("POST", models, { modelId: "openapi-lora" })).status).toBe(409);
     expect((await call("POST", models, { modelId: "Not_An_ID" })).body.error.param).toBe("modelId");
     expect((await call("POST", `${model}/validate`)).status).toBe(400); // no files yet
@@ -213,7 +264,9 @@ describe("the API, checked against its document", () => {
     }
     expect((await call("POST", `${model}/validate`)).body).toMatchObject({ state: "READY", format: "peft" });
     expect((await call("PUT", `${model}/files/hearth.json`, Buffer.from("{}"))).status).toBe(409);
-    const conversationConfig = { template: "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:" };
+    const conversationConfig = {
+      template: "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}assistant:",
+    };
     const patched = await call("PATCH", model, { description: "d", conversationConfig });
     expect(patched.body.conversationConfig).toEqual(conversationConfig);
     const filter = encodeURIComponent("state=READY AND kind=lora");
@@ -228,11 +281,26 @@ describe("the API, checked against its document", () => {
     await hearth.startWorker();
     const name = "accounts/default/models/openapi-lora";
     await inference("/v1/completions", { model: name, prompt: "The ", max_tokens: 8, temperature: 0 });
-    await inference("/v1/chat/completions", { model: name, messages: [{ role: "user", content: "Hi" }], max_tokens: 8 });
+    await inference("/v1/chat/completions", {
+      model: name,
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 8,
+    });
     await inference("/v1/embeddings", { model: HEARTH_TINY_REF, input: ["a", "b"] });
     await inference("/v1/embeddings", { model: HEARTH_TINY_REF, input: "a", encoding_format: "base64", dimensions: 4 });
-    await stream("/v1/completions", { model: name, prompt: "The ", max_tokens: 4, stream: true, stream_options: { include_usage: true } });
-    await stream("/v1/chat/completions", { model: name, messages: [{ role: "user", content: "Hi" }], max_tokens: 4, stream: true });
+    await stream("/v1/completions", {
+      model: name,
+      prompt: "The ",
+      max_tokens: 4,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    await stream("/v1/chat/completions", {
+      model: name,
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 4,
+      stream: true,
+    });
     const listed = await call("GET", "/v1/models");
     expect(listed.body.data).toContainEqual(expect.objectContaining({ id: name, parent: HEARTH_TINY_REF }));
 

@@ -25,7 +25,8 @@ describe("when Redis restarts", () => {
   async function complete(stream: boolean): Promise<string> {
     if (!stream) return (await client.completions.create(request)).choices[0]!.text;
     let text = "";
-    for await (const chunk of await client.completions.create({ ...request, stream: true })) text += chunk.choices[0]?.text ?? "";
+    for await (const chunk of await client.completions.create({ ...request, stream: true }))
+      text += chunk.choices[0]?.text ?? "";
     return text;
   }
 
@@ -62,9 +63,10 @@ describe("when Redis is gone for good", () => {
   let timer: NodeJS.Timeout | undefined;
   /** What `promise` settles to, or "hang" if it has not after 30 s. */
   const orHang = <T>(promise: Promise<T>) =>
-    Promise.race([promise, new Promise<"hang">((resolve) => (timer = setTimeout(() => resolve("hang"), 30_000)))]).finally(
-      () => clearTimeout(timer),
-    );
+    Promise.race([
+      promise,
+      new Promise<"hang">((resolve) => (timer = setTimeout(() => resolve("hang"), 30_000))),
+    ]).finally(() => clearTimeout(timer));
 
   it("a stream in flight ends with an error, and the worker and the API still close", async () => {
     const redis = await startPrivateRedis();

@@ -82,7 +82,12 @@ describe("SSE streams from the real API", () => {
     const [first] = chunks;
     expect(first!.id).toMatch(/^chatcmpl-/);
     for (const chunk of chunks) {
-      expect(chunk).toMatchObject({ id: first!.id, created: first!.created, model: MODEL, object: "chat.completion.chunk" });
+      expect(chunk).toMatchObject({
+        id: first!.id,
+        created: first!.created,
+        model: MODEL,
+        object: "chat.completion.chunk",
+      });
     }
     const deltas = chunks.slice(0, -1);
     let content = "";

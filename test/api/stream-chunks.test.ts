@@ -19,7 +19,12 @@ const NASTY = [
 
 describe("jsonTemplate", () => {
   it("gives byte for byte what JSON.stringify of the filled value gives", () => {
-    const value = (text: string, index: number) => ({ id: "x", nested: { list: [1, text, null] }, index, after: "end" });
+    const value = (text: string, index: number) => ({
+      id: "x",
+      nested: { list: [1, text, null] },
+      index,
+      after: "end",
+    });
     const render = jsonTemplate<{ text: string; index: number }>((hole) => value(hole("text"), hole("index")));
     for (const [i, text] of NASTY.entries()) {
       const out = render({ text, index: i * 7 });
@@ -58,7 +63,12 @@ function expectChunks(jsons: string[], expected: object[]) {
 }
 
 describe("completion chunks", () => {
-  const meta = { id: "cmpl-1", object: "text_completion" as const, created: 1_700_000_000, model: "accounts/a/models/m" };
+  const meta = {
+    id: "cmpl-1",
+    object: "text_completion" as const,
+    created: 1_700_000_000,
+    model: "accounts/a/models/m",
+  };
 
   it("renders a token as the OpenAI text_completion chunk", () => {
     const render = completionChunks(meta, false);
@@ -91,7 +101,9 @@ describe("completion chunks", () => {
     ];
     expectChunks(completionChunks(meta, false)(done), ends);
     expectChunks(completionChunks(meta, true)(done), [...ends, { ...base, choices: [], usage: usageBody }]);
-    expect(completionChunks(meta, true)({ type: "error", error: { code: "internal", message: "x", param: null } })).toEqual([]);
+    expect(
+      completionChunks(meta, true)({ type: "error", error: { code: "internal", message: "x", param: null } }),
+    ).toEqual([]);
   });
 });
 
@@ -114,7 +126,9 @@ describe("chat chunks", () => {
 
   it("names the role in each choice's first delta only", () => {
     const render = chatChunks(meta, false);
-    const out = [token("He", 0), token("llo", 0), token('"x"', 1), token("\n", 1), token("!", 0)].flatMap((e) => render(e));
+    const out = [token("He", 0), token("llo", 0), token('"x"', 1), token("\n", 1), token("!", 0)].flatMap((e) =>
+      render(e),
+    );
     expectChunks(out, [
       chunk([delta(0, { role: "assistant", content: "He" })]),
       chunk([delta(0, { content: "llo" })]),

@@ -68,7 +68,8 @@ function expectWellFormed(report: BenchReport) {
   for (const scenario of report.scenarios) {
     expect(scenario.figures.length, scenario.id).toBeGreaterThan(0);
     expect(scenario.targets.length, scenario.id).toBeGreaterThan(0);
-    for (const f of scenario.figures) expect(Number.isFinite(f.value), `${scenario.id}: ${f.label} = ${f.value}`).toBe(true);
+    for (const f of scenario.figures)
+      expect(Number.isFinite(f.value), `${scenario.id}: ${f.label} = ${f.value}`).toBe(true);
     for (const t of scenario.targets) {
       expect(Number.isFinite(t.measured), `${scenario.id}: ${t.label}`).toBe(true);
       expect(typeof t.pass).toBe("boolean");
@@ -110,7 +111,10 @@ describe("the bench", () => {
 describe("bench sizes and statistics", () => {
   it("counts the adapters a run needs", () => {
     expect(adapterNeeds(tinySizes)).toEqual({ deployed: 1, cold: 1 });
-    expect(adapterNeeds({ ...tinySizes, adapterSpread: 8, memoryLevels: [1, 8, 32], coldAdapters: 3 })).toEqual({ deployed: 32, cold: 3 });
+    expect(adapterNeeds({ ...tinySizes, adapterSpread: 8, memoryLevels: [1, 8, 32], coldAdapters: 3 })).toEqual({
+      deployed: 32,
+      cold: 3,
+    });
   });
 
   it("interpolates percentiles between ranks", () => {

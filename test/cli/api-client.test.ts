@@ -18,7 +18,9 @@ describe("HearthClient", () => {
   it("reports the server's refusal of an oversized file, answered before the body was sent", async () => {
     const client = new HearthClient(hearth.url, hearth.apiKey);
     await client.createModel("default", { modelId: "too-big" });
-    const error = await client.uploadFile("default", "too-big", "adapter_model.safetensors", WEIGHTS).catch((e: unknown) => e);
+    const error = await client
+      .uploadFile("default", "too-big", "adapter_model.safetensors", WEIGHTS)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HearthApiError);
     expect(error).toMatchObject({ status: 413, code: "payload_too_large" });
     expect((await client.getModel("default", "too-big")).files).toEqual([]);

@@ -19,7 +19,8 @@ describe("auth.ini", () => {
   });
 
   it("reads profiles as sections, with comments, and writes them back", () => {
-    const text = "# mine\n[default]\nserver = http://localhost:8080\napi_key = hth_abc=def\n\n[staging]\n; other\nserver=https://s.example\n";
+    const text =
+      "# mine\n[default]\nserver = http://localhost:8080\napi_key = hth_abc=def\n\n[staging]\n; other\nserver=https://s.example\n";
     const file = parseIni(text);
     expect(file.get("default")).toEqual({ server: "http://localhost:8080", api_key: "hth_abc=def" });
     expect(file.get("staging")).toEqual({ server: "https://s.example" });

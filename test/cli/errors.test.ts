@@ -66,11 +66,19 @@ async function editConfig(dir: string, change: Record<string, unknown>) {
 
 describe("exit code 2: usage errors, and folders that fail the local checks (nothing is sent)", () => {
   it("refuses bad arguments and options", async () => {
-    expectError(await signedIn(["create", "model"]), 2, "Missing required argument 'model_id'. Run `hearth create model --help` for usage.");
+    expectError(
+      await signedIn(["create", "model"]),
+      2,
+      "Missing required argument 'model_id'. Run `hearth create model --help` for usage.",
+    );
     expectError(await signedIn(["--output", "xml", "list", "models"]), 2, "Allowed choices are text, json");
     expectError(await signedIn(["frobnicate"]), 2, "Unknown command 'frobnicate'");
     expectError(await signedIn(["create", "model", "Not_An_ID", PEFT_EXAMPLE]), 2, 'Invalid model ID "Not_An_ID"');
-    expectError(await signedIn(["update", "model", "x"]), 2, "Nothing to update. Pass --display-name and/or --description.");
+    expectError(
+      await signedIn(["update", "model", "x"]),
+      2,
+      "Nothing to update. Pass --display-name and/or --description.",
+    );
     expectError(await signedIn(["list", "models", "--page-size", "0"]), 2, "--page-size 0");
     expectError(await signedIn(["--server", "localhost:8080", "whoami"]), 2, "Invalid server address");
     expectError(await signedIn(["create", "model", "x", path.join(folders, "absent")]), 2, "is not a folder");
@@ -96,13 +104,37 @@ describe("exit code 2: usage errors, and folders that fail the local checks (not
 
   it("refuses broken JSON, a config that disowns the weights, a rank mismatch and mixed formats", async () => {
     const cases: [string, (dir: string) => Promise<void>, string][] = [
-      ["bad-json", (d) => writeFile(path.join(d, "adapter_config.json"), "{ nope"), "adapter_config.json: is not valid UTF-8 JSON"],
-      ["bad-hearth-json", (d) => writeFile(path.join(d, "hearth.json"), '{"base": 1}'), 'hearth.json: unknown key "base"'],
+      [
+        "bad-json",
+        (d) => writeFile(path.join(d, "adapter_config.json"), "{ nope"),
+        "adapter_config.json: is not valid UTF-8 JSON",
+      ],
+      [
+        "bad-hearth-json",
+        (d) => writeFile(path.join(d, "hearth.json"), '{"base": 1}'),
+        'hearth.json: unknown key "base"',
+      ],
       ["dora", (d) => editConfig(d, { use_dora: true }), "DoRA adapters (use_dora) are not supported"],
-      ["targets", (d) => editConfig(d, { target_modules: ["q_proj"] }), "which target_modules in adapter_config.json does not select"],
+      [
+        "targets",
+        (d) => editConfig(d, { target_modules: ["q_proj"] }),
+        "which target_modules in adapter_config.json does not select",
+      ],
       ["rank", (d) => editConfig(d, { r: 8 }), "has rank 16, but adapter_config.json gives lm_head rank 8"],
-      ["truncated", (d) => writeFile(path.join(d, "adapter_model.safetensors"), Buffer.alloc(4)), "adapter_model.safetensors: not a safetensors file"],
-      ["mixed", (d) => cp(path.join(testModelDir, "examples", "hearth-tiny-lora-gguf", "adapter.gguf"), path.join(d, "adapter.gguf")), "not both"],
+      [
+        "truncated",
+        (d) => writeFile(path.join(d, "adapter_model.safetensors"), Buffer.alloc(4)),
+        "adapter_model.safetensors: not a safetensors file",
+      ],
+      [
+        "mixed",
+        (d) =>
+          cp(
+            path.join(testModelDir, "examples", "hearth-tiny-lora-gguf", "adapter.gguf"),
+            path.join(d, "adapter.gguf"),
+          ),
+        "not both",
+      ],
       ["no-weights", (d) => rm(path.join(d, "adapter_model.safetensors")), "adapter_model.safetensors: missing"],
     ];
     for (const [name, edit, message] of cases) {
@@ -121,19 +153,41 @@ describe("exit code 2: usage errors, and folders that fail the local checks (not
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("Not uploading README.md, checkpoint-1/: not adapter files.");
     const model = await client.getModel("default", "with-extras");
-    expect(model.files?.map((f) => f.name)).toEqual(["adapter_config.json", "adapter_model.safetensors", "hearth.json"]);
+    expect(model.files?.map((f) => f.name)).toEqual([
+      "adapter_config.json",
+      "adapter_model.safetensors",
+      "hearth.json",
+    ]);
   });
 });
 
 describe("exit code 3: not signed in", () => {
   it("without a key, with a refused key, with a missing profile", async () => {
-    expectError(await signedIn(["list", "models"], { HEARTH_API_KEY: undefined }), 3, "Not signed in. Run `hearth signin`");
-    expectError(await signedIn(["whoami"], { HEARTH_API_KEY: "hth_not_a_key_at_all_000000" }), 3, "The server refused the API key: Invalid API key.");
-    expectError(await signedIn(["--profile", "nobody", "whoami"], { HEARTH_API_KEY: undefined }), 3, 'There is no profile "nobody"');
-    const signin = await runHearthCli(["signin", "--server", hearth.url], config.dir, { input: "hth_not_a_key_at_all_000000\n" });
+    expectError(
+      await signedIn(["list", "models"], { HEARTH_API_KEY: undefined }),
+      3,
+      "Not signed in. Run `hearth signin`",
+    );
+    expectError(
+      await signedIn(["whoami"], { HEARTH_API_KEY: "hth_not_a_key_at_all_000000" }),
+      3,
+      "The server refused the API key: Invalid API key.",
+    );
+    expectError(
+      await signedIn(["--profile", "nobody", "whoami"], { HEARTH_API_KEY: undefined }),
+      3,
+      'There is no profile "nobody"',
+    );
+    const signin = await runHearthCli(["signin", "--server", hearth.url], config.dir, {
+      input: "hth_not_a_key_at_all_000000\n",
+    });
     expectError(signin, 3, `The server at ${hearth.url} refused this API key (Invalid API key)`);
     await expect(stat(path.join(config.dir, "auth.ini"))).rejects.toThrow(/ENOENT/);
-    expectError(await runHearthCli(["signin", "--server", hearth.url], config.dir, { input: "" }), 2, "No API key was given");
+    expectError(
+      await runHearthCli(["signin", "--server", hearth.url], config.dir, { input: "" }),
+      2,
+      "No API key was given",
+    );
   });
 
   it("takes the key from SERVICE_API_KEY too", async () => {
@@ -144,20 +198,38 @@ describe("exit code 3: not signed in", () => {
 
 describe("exit code 4: not found", () => {
   it("for a model or an account that does not exist", async () => {
-    expectError(await signedIn(["get", "model", "nope"]), 4, "The model accounts/default/models/nope does not exist or you do not have access to it. See the models with `hearth list models`.");
+    expectError(
+      await signedIn(["get", "model", "nope"]),
+      4,
+      "The model accounts/default/models/nope does not exist or you do not have access to it. See the models with `hearth list models`.",
+    );
     expectError(await signedIn(["delete", "model", "nope"]), 4, "does not exist");
     expectError(await signedIn(["deploy", "nope"]), 4, "does not exist");
-    expectError(await signedIn(["--account-id", "someone-else", "list", "models"]), 4, "See your accounts with `hearth list accounts`.");
+    expectError(
+      await signedIn(["--account-id", "someone-else", "list", "models"]),
+      4,
+      "See your accounts with `hearth list accounts`.",
+    );
   });
 });
 
 describe("exit code 1: the server refused or failed", () => {
   it("a taken ID, a model that is not READY, a deployed model", async () => {
     await client.createModel("default", { modelId: "taken" });
-    expectError(await signedIn(["create", "model", "taken", PEFT_EXAMPLE]), 1, "The model ID taken is taken in account default. Choose another ID");
-    expectError(await signedIn(["deploy", "taken"]), 1, "accounts/default/models/taken cannot be deployed: it is UPLOADING.");
+    expectError(
+      await signedIn(["create", "model", "taken", PEFT_EXAMPLE]),
+      1,
+      "The model ID taken is taken in account default. Choose another ID",
+    );
+    expectError(
+      await signedIn(["deploy", "taken"]),
+      1,
+      "accounts/default/models/taken cannot be deployed: it is UPLOADING.",
+    );
 
-    expect((await signedIn(["create", "model", "deployed", PEFT_EXAMPLE, "--quiet"])).stdout).toBe("accounts/default/models/deployed\n");
+    expect((await signedIn(["create", "model", "deployed", PEFT_EXAMPLE, "--quiet"])).stdout).toBe(
+      "accounts/default/models/deployed\n",
+    );
     expect(json(await signedIn(["deploy", "deployed", "--output", "json"])).deployment.state).toBe("DEPLOYING");
     expectError(await signedIn(["delete", "model", "deployed"]), 1, "or pass --force");
     expect((await signedIn(["delete", "model", "deployed", "--force"])).code).toBe(0);
@@ -166,21 +238,38 @@ describe("exit code 1: the server refused or failed", () => {
   it("a deployment that FAILED, with its reason", async () => {
     expect((await signedIn(["create", "model", "breaks", PEFT_EXAMPLE, "--quiet"])).code).toBe(0);
     // Spoil the stored weights behind the server's back: converting them for llama.cpp fails.
-    await writeFile(path.join(hearth.config.storageDir, "models", "default", "breaks", "files", "adapter_model.safetensors"), "spoiled");
+    await writeFile(
+      path.join(hearth.config.storageDir, "models", "default", "breaks", "files", "adapter_model.safetensors"),
+      "spoiled",
+    );
     const run = await signedIn(["deploy", "breaks", "--wait"]);
-    expectError(run, 1, /\nerror: The deployment of accounts\/default\/models\/breaks FAILED: .+\. Clear it with `hearth undeploy breaks`, then deploy again\.\n$/);
+    expectError(
+      run,
+      1,
+      /\nerror: The deployment of accounts\/default\/models\/breaks FAILED: .+\. Clear it with `hearth undeploy breaks`, then deploy again\.\n$/,
+    );
     expect(json(await signedIn(["undeploy", "breaks", "--output", "json"])).deployment).toBeNull();
   });
 
   it("validation that fails on the server leaves the model FAILED and says how to go on", async () => {
-    const dir = await exampleCopy("wrong-base", (d) => writeFile(path.join(d, "hearth.json"), '{"base_model": "accounts/hearth/models/nope"}'));
+    const dir = await exampleCopy("wrong-base", (d) =>
+      writeFile(path.join(d, "hearth.json"), '{"base_model": "accounts/hearth/models/nope"}'),
+    );
     const run = await signedIn(["create", "model", "wrong-base", dir]);
-    expectError(run, 1, /\nerror: The server refused the adapter: .+; accounts\/default\/models\/wrong-base is FAILED\. .*--resume/);
+    expectError(
+      run,
+      1,
+      /\nerror: The server refused the adapter: .+; accounts\/default\/models\/wrong-base is FAILED\. .*--resume/,
+    );
     expect((await client.getModel("default", "wrong-base")).state).toBe("FAILED");
   });
 
   it("a server that does not answer", async () => {
     const port = await freePort();
-    expectError(await signedIn(["whoami"], { HEARTH_BASE_URL: `http://127.0.0.1:${port}` }), 1, `Cannot reach Hearth at http://127.0.0.1:${port} (ECONNREFUSED). Is it running?`);
+    expectError(
+      await signedIn(["whoami"], { HEARTH_BASE_URL: `http://127.0.0.1:${port}` }),
+      1,
+      `Cannot reach Hearth at http://127.0.0.1:${port} (ECONNREFUSED). Is it running?`,
+    );
   });
 });

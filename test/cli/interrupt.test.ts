@@ -31,7 +31,9 @@ afterAll(async () => {
 
 it("Ctrl-C during the upload leaves the model UPLOADING, says how to go on, and --resume finishes it", async () => {
   const env = { HEARTH_API_KEY: hearth.apiKey };
-  const child = startHearthCli(["--server", proxy.url, "create", "model", "interrupted", PEFT_EXAMPLE], config.dir, { env });
+  const child = startHearthCli(["--server", proxy.url, "create", "model", "interrupted", PEFT_EXAMPLE], config.dir, {
+    env,
+  });
   const run = finished(child);
   await proxy.forwarded(8 * 1024); // of 36 KiB, at 20 KiB/s
   child.kill("SIGINT");
@@ -49,9 +51,13 @@ it("Ctrl-C during the upload leaves the model UPLOADING, says how to go on, and 
   expect(model.state).toBe("UPLOADING");
   expect(model.files?.map((f) => f.name)).toEqual(["adapter_config.json"]);
 
-  const resumed = await runHearthCli(["create", "model", "interrupted", PEFT_EXAMPLE, "--resume", "--quiet"], config.dir, {
-    env: { ...env, HEARTH_BASE_URL: hearth.url },
-  });
+  const resumed = await runHearthCli(
+    ["create", "model", "interrupted", PEFT_EXAMPLE, "--resume", "--quiet"],
+    config.dir,
+    {
+      env: { ...env, HEARTH_BASE_URL: hearth.url },
+    },
+  );
   expect(resumed.code, resumed.stderr).toBe(0);
   expect(resumed.stdout).toBe("accounts/default/models/interrupted\n");
   expect((await client.getModel("default", "interrupted")).state).toBe("READY");

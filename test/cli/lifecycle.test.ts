@@ -53,12 +53,18 @@ describe("hearth, for people (--output text)", () => {
 
   it("signs in with the key on stdin and stores it in auth.ini (mode 0600)", async () => {
     const run = await hearthCli(["signin", "--server", `${hearth.url}/v1`], `${hearth.apiKey}\n`);
-    expect(run.stdout).toContain(`Signed in to ${hearth.url} as account default with key ${hearth.apiKey.slice(0, 12)}… (admin).`);
+    expect(run.stdout).toContain(
+      `Signed in to ${hearth.url} as account default with key ${hearth.apiKey.slice(0, 12)}… (admin).`,
+    );
     expect(run.stdout).toMatch(/^ID\s+DISPLAY NAME\s+ENTERPRISE\s+MAX DEPLOYED\s+CREATED$/m);
     expect(run.stdout).toMatch(/^default\s+/m);
     const file = path.join(config.dir, "auth.ini");
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(parseIni(await readFile(file, "utf8")).get("default")).toEqual({ server: hearth.url, api_key: hearth.apiKey, account_id: "default" });
+    expect(parseIni(await readFile(file, "utf8")).get("default")).toEqual({
+      server: hearth.url,
+      api_key: hearth.apiKey,
+      account_id: "default",
+    });
   });
 
   it("says who the key is and lists its accounts", async () => {
@@ -80,12 +86,24 @@ describe("hearth, for people (--output text)", () => {
   it("lists, gets and updates it", async () => {
     const list = await hearthCli(["list", "models"]);
     expect(list.stdout).toMatch(/^ID\s+BASE MODEL\s+STATE\s+DEPLOYMENT\s+CREATED$/m);
-    expect(list.stdout).toMatch(new RegExp(`^cli-text\\s+${HEARTH_TINY_REF}\\s+READY\\s+-\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`, "m"));
+    expect(list.stdout).toMatch(
+      new RegExp(`^cli-text\\s+${HEARTH_TINY_REF}\\s+READY\\s+-\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`, "m"),
+    );
     const get = await hearthCli(["get", "model", "cli-text"]);
     expect(get.stdout).toMatch(new RegExp(`^Name:\\s+${name}$`, "m"));
     expect(get.stdout).toMatch(/^State:\s+READY$/m);
-    expect(get.stdout).toMatch(/^Files:\s+adapter_config\.json \(285 B\), adapter_model\.safetensors \(36 KiB\), hearth\.json \(52 B\)$/m);
-    const update = await hearthCli(["update", "model", "cli-text", "--display-name", "CLI text v2", "--description", "Talks like the corpus"]);
+    expect(get.stdout).toMatch(
+      /^Files:\s+adapter_config\.json \(285 B\), adapter_model\.safetensors \(36 KiB\), hearth\.json \(52 B\)$/m,
+    );
+    const update = await hearthCli([
+      "update",
+      "model",
+      "cli-text",
+      "--display-name",
+      "CLI text v2",
+      "--description",
+      "Talks like the corpus",
+    ]);
     expect(update.stdout).toMatch(/^Display name:\s+CLI text v2$/m);
     expect(update.stdout).toMatch(/^Description:\s+Talks like the corpus$/m);
     expect((await hearthCli(["get", "model", "cli-text", "--quiet"])).stdout).toBe(`${name}\n`);
@@ -112,27 +130,51 @@ describe("hearth, for people (--output text)", () => {
 
 describe("hearth, for scripts (--output json)", () => {
   const name = "accounts/default/models/cli-json";
-  const cli = async (args: string[], input?: string) => json(await hearthCli(["--output", "json", "--profile", "scripts", ...args], input));
+  const cli = async (args: string[], input?: string) =>
+    json(await hearthCli(["--output", "json", "--profile", "scripts", ...args], input));
 
   it("signs in to a second profile and reports as one JSON document", async () => {
     const signin = await cli(["signin", "--server", hearth.url], hearth.apiKey);
-    expect(signin).toMatchObject({ server: hearth.url, profile: "scripts", accountId: "default", keyPrefix: hearth.apiKey.slice(0, 12), role: "admin" });
+    expect(signin).toMatchObject({
+      server: hearth.url,
+      profile: "scripts",
+      accountId: "default",
+      keyPrefix: hearth.apiKey.slice(0, 12),
+      role: "admin",
+    });
     expect(signin.accounts.map((a: { accountId: string }) => a.accountId)).toEqual(["default"]);
     const profiles = parseIni(await readFile(path.join(config.dir, "auth.ini"), "utf8"));
     expect([...profiles.keys()].sort()).toEqual(["default", "scripts"]);
-    expect(await cli(["whoami"])).toMatchObject({ server: hearth.url, accountId: "default", keyPrefix: hearth.apiKey.slice(0, 12) });
-    expect((await cli(["list", "accounts"])).accounts[0]).toMatchObject({ accountId: "default", name: "accounts/default" });
+    expect(await cli(["whoami"])).toMatchObject({
+      server: hearth.url,
+      accountId: "default",
+      keyPrefix: hearth.apiKey.slice(0, 12),
+    });
+    expect((await cli(["list", "accounts"])).accounts[0]).toMatchObject({
+      accountId: "default",
+      name: "accounts/default",
+    });
   });
 
   it("creates, lists (every page), gets and updates a GGUF adapter", async () => {
     const created = await cli(["create", "model", "cli-json", GGUF_EXAMPLE, "--description", "from JSON"]);
-    expect(created).toMatchObject({ name, state: "READY", format: "gguf", baseModel: HEARTH_TINY_REF, description: "from JSON" });
+    expect(created).toMatchObject({
+      name,
+      state: "READY",
+      format: "gguf",
+      baseModel: HEARTH_TINY_REF,
+      description: "from JSON",
+    });
     expect(created.files.map((f: { name: string }) => f.name)).toEqual(["adapter.gguf", "hearth.json"]);
-    for (const id of ["cli-page-a", "cli-page-b"]) expect((await client.createModel("default", { modelId: id })).state).toBe("UPLOADING");
+    for (const id of ["cli-page-a", "cli-page-b"])
+      expect((await client.createModel("default", { modelId: id })).state).toBe("UPLOADING");
     const listed = await cli(["list", "models", "--page-size", "1"]);
     expect(listed.models.map((m: { modelId: string }) => m.modelId)).toEqual(["cli-json", "cli-page-a", "cli-page-b"]);
     expect((await cli(["get", "model", "cli-json"])).files).toHaveLength(2);
-    expect(await cli(["update", "model", "cli-json", "--display-name", "JSON"])).toMatchObject({ name, displayName: "JSON" });
+    expect(await cli(["update", "model", "cli-json", "--display-name", "JSON"])).toMatchObject({
+      name,
+      displayName: "JSON",
+    });
   });
 
   it("deploys with --wait, is queried, undeploys with --wait and is deleted", async () => {
@@ -141,6 +183,9 @@ describe("hearth, for scripts (--output json)", () => {
     expect((await cli(["undeploy", "cli-json", "--wait"])).deployment).toBeNull();
     expect(await cli(["delete", "model", "cli-json"])).toEqual({ deleted: name });
     const versions = await cli(["version"]);
-    expect(versions).toEqual({ cli: expect.stringMatching(/^\d+\.\d+\.\d+/), server: { url: hearth.url, version: versions.cli } });
+    expect(versions).toEqual({
+      cli: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      server: { url: hearth.url, version: versions.cli },
+    });
   });
 });

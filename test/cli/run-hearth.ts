@@ -23,7 +23,14 @@ export interface CliOptions {
 /** The environment of a run: nothing of the developer's own Hearth settings leaks in. */
 export function cliEnv(configDir: string, env: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env, HEARTH_CONFIG_DIR: configDir, NO_COLOR: "1" };
-  for (const name of ["HEARTH_API_KEY", "SERVICE_API_KEY", "HEARTH_BASE_URL", "HEARTH_UPDATE_SOURCE", "XDG_CONFIG_HOME"]) delete base[name];
+  for (const name of [
+    "HEARTH_API_KEY",
+    "SERVICE_API_KEY",
+    "HEARTH_BASE_URL",
+    "HEARTH_UPDATE_SOURCE",
+    "XDG_CONFIG_HOME",
+  ])
+    delete base[name];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete base[name];
     else base[name] = value;
@@ -32,7 +39,10 @@ export function cliEnv(configDir: string, env: Record<string, string | undefined
 }
 
 export function startHearthCli(args: string[], configDir: string, options: CliOptions = {}): ChildProcess {
-  const child = spawn(process.execPath, [HEARTH_BIN, ...args], { env: cliEnv(configDir, options.env), stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [HEARTH_BIN, ...args], {
+    env: cliEnv(configDir, options.env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   child.stdin!.end(options.input ?? "");
   return child;
 }

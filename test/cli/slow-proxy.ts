@@ -12,7 +12,12 @@ export interface SlowProxy {
   close(): Promise<void>;
 }
 
-export async function startSlowProxy(target: string, watch: RegExp, chunkBytes = 1024, everyMs = 50): Promise<SlowProxy> {
+export async function startSlowProxy(
+  target: string,
+  watch: RegExp,
+  chunkBytes = 1024,
+  everyMs = 50,
+): Promise<SlowProxy> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<net.Socket>();
   let watched = 0;
@@ -62,7 +67,8 @@ export async function startSlowProxy(target: string, watch: RegExp, chunkBytes =
   const { port: proxyPort } = server.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${proxyPort}`,
-    forwarded: (bytes) => (watched >= bytes ? Promise.resolve() : new Promise((resolve) => waiters.push({ bytes, resolve }))),
+    forwarded: (bytes) =>
+      watched >= bytes ? Promise.resolve() : new Promise((resolve) => waiters.push({ bytes, resolve })),
     close: () =>
       new Promise((resolve) => {
         for (const s of sockets) s.destroy();

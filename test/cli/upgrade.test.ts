@@ -40,7 +40,9 @@ beforeAll(async () => {
   [work, config] = await Promise.all([mkdtemp(path.join(os.tmpdir(), "hearth-upgrade-test-")), tempConfigDir()]);
   server = http.createServer((req, res) => {
     res.setHeader("content-type", "application/octet-stream");
-    createReadStream(path.join(work, path.basename(req.url ?? ""))).on("error", () => res.writeHead(404).end()).pipe(res);
+    createReadStream(path.join(work, path.basename(req.url ?? "")))
+      .on("error", () => res.writeHead(404).end())
+      .pipe(res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   serverUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -74,10 +76,14 @@ describe("hearth upgrade", () => {
   it("installs it with npm (into npm's prefix, here a temporary one)", async () => {
     const tarball = await packCopy("newer", { version: "99.0.0" });
     const prefix = path.join(work, "prefix");
-    const install = await hearthCli(["upgrade", "--source", tarball, "--output", "json"], { npm_config_prefix: prefix });
+    const install = await hearthCli(["upgrade", "--source", tarball, "--output", "json"], {
+      npm_config_prefix: prefix,
+    });
     expect(install.code, install.stderr).toBe(0);
     expect(json(install)).toMatchObject({ current: HEARTH_VERSION, latest: "99.0.0", installed: true });
-    const installed = JSON.parse(await readFile(path.join(prefix, "lib", "node_modules", "hearth", "package.json"), "utf8"));
+    const installed = JSON.parse(
+      await readFile(path.join(prefix, "lib", "node_modules", "hearth", "package.json"), "utf8"),
+    );
     expect(installed.version).toBe("99.0.0");
     expect((await lstat(path.join(prefix, "bin", "hearth"))).isSymbolicLink()).toBe(true);
   });
@@ -101,6 +107,8 @@ describe("hearth upgrade", () => {
     const bad = await hearthCli(["upgrade", "--source", notPackage]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("is not a gzip'd package tarball");
-    expect((await hearthCli(["upgrade", "--source", `${serverUrl}/missing.tgz`])).stderr).toContain("answered HTTP 404");
+    expect((await hearthCli(["upgrade", "--source", `${serverUrl}/missing.tgz`])).stderr).toContain(
+      "answered HTTP 404",
+    );
   });
 });

@@ -22,7 +22,10 @@ describe("Python client (clients/python)", () => {
 
   beforeAll(async () => {
     hearth = await startTestHearth({ env: { HEARTH_MAX_BODY_BYTES: String(MAX_BODY_BYTES) } });
-    adapterModel = await defaultAccount(hearth).deployFolder("py-lora", path.join(testModelDir, "examples", "hearth-tiny-lora"));
+    adapterModel = await defaultAccount(hearth).deployFolder(
+      "py-lora",
+      path.join(testModelDir, "examples", "hearth-tiny-lora"),
+    );
   });
   afterAll(async () => {
     await hearth?.close();
@@ -82,7 +85,8 @@ function runPython(args: string[], env: Record<string, string>): Promise<{ code:
 /** The environment without settings the client would pick up in place of the test's. */
 function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ["HEARTH_API_KEY", "SERVICE_API_KEY", "HEARTH_BASE_URL", "http_proxy", "HTTP_PROXY"]) delete env[name];
+  for (const name of ["HEARTH_API_KEY", "SERVICE_API_KEY", "HEARTH_BASE_URL", "http_proxy", "HTTP_PROXY"])
+    delete env[name];
   return env;
 }
 

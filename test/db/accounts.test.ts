@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createAccount, ensureAccount, getAccount, hasAccountsOtherThan, listAccounts } from "../../src/db/queries/accounts.js";
+import {
+  createAccount,
+  ensureAccount,
+  getAccount,
+  hasAccountsOtherThan,
+  listAccounts,
+} from "../../src/db/queries/accounts.js";
 import { pingDatabase } from "../../src/db/queries/health.js";
 import { ACCOUNT_ID_PATTERN } from "../../src/db/schema/accounts.js";
-import { openTestDatabase, testDatabaseBackends, truncateAllTables, type TestDatabase } from "../helpers/test-databases.js";
+import {
+  openTestDatabase,
+  testDatabaseBackends,
+  truncateAllTables,
+  type TestDatabase,
+} from "../helpers/test-databases.js";
 
 describe.each(testDatabaseBackends)("account queries on %s", (kind) => {
   let t: TestDatabase;
@@ -26,7 +37,12 @@ describe.each(testDatabaseBackends)("account queries on %s", (kind) => {
   });
 
   it("keeps the given options", async () => {
-    const created = await createAccount(t.db, { id: "big-co", displayName: "Big Co", enterprise: true, maxDeployedModels: 7 });
+    const created = await createAccount(t.db, {
+      id: "big-co",
+      displayName: "Big Co",
+      enterprise: true,
+      maxDeployedModels: 7,
+    });
     expect(created).toMatchObject({ enterprise: true, maxDeployedModels: 7 });
   });
 

@@ -43,9 +43,25 @@ describe("scripts/admin.ts against PostgreSQL", () => {
   });
 
   it("manages accounts and keys end to end", async () => {
-    const created = await admin(env, "create-account", "acme", "--display-name", "Acme Inc", "--enterprise", "--max-deployed", "5", "--output", "json");
+    const created = await admin(
+      env,
+      "create-account",
+      "acme",
+      "--display-name",
+      "Acme Inc",
+      "--enterprise",
+      "--max-deployed",
+      "5",
+      "--output",
+      "json",
+    );
     expect(created.code, created.stderr).toBe(0);
-    expect(JSON.parse(created.stdout)).toMatchObject({ id: "acme", displayName: "Acme Inc", enterprise: true, maxDeployedModels: 5 });
+    expect(JSON.parse(created.stdout)).toMatchObject({
+      id: "acme",
+      displayName: "Acme Inc",
+      enterprise: true,
+      maxDeployedModels: 5,
+    });
     // The first run also initialised the database: the admin key went to stderr and the key file.
     expect(created.stderr).toMatch(/Admin API key \(shown once; also written to .*admin-api-key\): hth_/);
 
@@ -69,7 +85,17 @@ describe("scripts/admin.ts against PostgreSQL", () => {
     const listed = await admin(env, "list-keys", "acme", "--output", "json");
     const keys = JSON.parse(listed.stdout) as Record<string, unknown>[];
     expect(keys.map((k) => k.prefix)).toEqual([issued.prefix, printedKey.slice(0, 12)]);
-    for (const k of keys) expect(Object.keys(k).sort()).toEqual(["accountId", "createdAt", "id", "lastUsedAt", "name", "prefix", "revokedAt", "role"]);
+    for (const k of keys)
+      expect(Object.keys(k).sort()).toEqual([
+        "accountId",
+        "createdAt",
+        "id",
+        "lastUsedAt",
+        "name",
+        "prefix",
+        "revokedAt",
+        "role",
+      ]);
     expect(listed.stdout).not.toContain(issued.key);
 
     const table = await admin(env, "list-keys");
@@ -77,7 +103,11 @@ describe("scripts/admin.ts against PostgreSQL", () => {
     expect(table.stdout).toContain(issued.prefix);
 
     const accounts = await admin(env, "list-accounts", "--output", "json");
-    expect((JSON.parse(accounts.stdout) as { id: string }[]).map((a) => a.id).sort()).toEqual(["acme", "default", "hearth"]);
+    expect((JSON.parse(accounts.stdout) as { id: string }[]).map((a) => a.id).sort()).toEqual([
+      "acme",
+      "default",
+      "hearth",
+    ]);
 
     let database: Database | undefined;
     try {
@@ -124,7 +154,10 @@ describe("scripts/admin.ts against PostgreSQL", () => {
   });
 
   it("fails with status 1 and a message when the database is unreachable", async () => {
-    const run = await admin({ DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", HEARTH_DATA_DIR: dataDir }, "list-accounts");
+    const run = await admin(
+      { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", HEARTH_DATA_DIR: dataDir },
+      "list-accounts",
+    );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^Error: /);
   });

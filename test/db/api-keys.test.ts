@@ -18,7 +18,12 @@ import {
   touchApiKeyLastUsed,
 } from "../../src/db/queries/api-keys.js";
 import { AppError } from "../../src/errors.js";
-import { openTestDatabase, testDatabaseBackends, truncateAllTables, type TestDatabase } from "../helpers/test-databases.js";
+import {
+  openTestDatabase,
+  testDatabaseBackends,
+  truncateAllTables,
+  type TestDatabase,
+} from "../helpers/test-databases.js";
 
 describe("generateApiKey", () => {
   it("makes hth_ + 40 URL-safe characters, its prefix and its SHA-256", () => {
@@ -83,7 +88,15 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
         throw new Error("the database was queried");
       },
     });
-    for (const key of ["", "hth_", "short", " ".repeat(30), `hth_${"a".repeat(39)} `, "x".repeat(300), "hth_ünïcödé_ünïcödé_ünïcödé"]) {
+    for (const key of [
+      "",
+      "hth_",
+      "short",
+      " ".repeat(30),
+      `hth_${"a".repeat(39)} `,
+      "x".repeat(300),
+      "hth_ünïcödé_ünïcödé_ünïcödé",
+    ]) {
       expect(await authenticateApiKey(noDatabase, key), JSON.stringify(key)).toBeNull();
       expect(await authenticateApiKey(t.db, key), JSON.stringify(key)).toBeNull();
     }
@@ -96,14 +109,18 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
       role: "admin",
       key: "my-own-admin-key-of-some-length",
     });
-    expect(await authenticateApiKey(t.db, key)).toMatchObject({ accountId: "acme", role: "admin", prefix: "my-own-admin" });
+    expect(await authenticateApiKey(t.db, key)).toMatchObject({
+      accountId: "acme",
+      role: "admin",
+      prefix: "my-own-admin",
+    });
     expect(await apiKeyHashExists(t.db, hashApiKey(key))).toBe(true);
     await expect(
       issueApiKey(t.db, { accountId: "acme", name: "dup", role: "admin", key: "my-own-admin-key-but-another" }),
     ).rejects.toMatchObject({ code: "conflict" });
-    await expect(issueApiKey(t.db, { accountId: "acme", name: "bad", role: "admin", key: "too short" })).rejects.toBeInstanceOf(
-      AppError,
-    );
+    await expect(
+      issueApiKey(t.db, { accountId: "acme", name: "bad", role: "admin", key: "too short" }),
+    ).rejects.toBeInstanceOf(AppError);
   });
 
   it("refuses keys for a missing account", async () => {

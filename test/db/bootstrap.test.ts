@@ -50,7 +50,10 @@ describe.each(testDatabaseBackends)("bootstrapDatabase on %s", (kind) => {
     const keys = await listApiKeys(t.db);
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatchObject({ accountId: "default", role: "admin" });
-    expect(await authenticateApiKey(t.db, result.createdAdminKey!)).toMatchObject({ accountId: "default", role: "admin" });
+    expect(await authenticateApiKey(t.db, result.createdAdminKey!)).toMatchObject({
+      accountId: "default",
+      role: "admin",
+    });
   });
 
   it("is idempotent", async () => {

@@ -9,7 +9,12 @@ import {
   transitionDeployment,
 } from "../../src/db/queries/deployments.js";
 import { createModel, deleteModel } from "../../src/db/queries/models.js";
-import { openTestDatabase, testDatabaseBackends, truncateAllTables, type TestDatabase } from "../helpers/test-databases.js";
+import {
+  openTestDatabase,
+  testDatabaseBackends,
+  truncateAllTables,
+  type TestDatabase,
+} from "../helpers/test-databases.js";
 
 describe.each(testDatabaseBackends)("deployment queries on %s", (kind) => {
   let t: TestDatabase;

@@ -50,6 +50,8 @@ describe("migrations on postgres, several replicas at once", () => {
     const applied = await replicas[0]!.db.execute<{ n: number }>(
       sql`select count(*)::int as n from drizzle.__drizzle_migrations`,
     );
-    expect(Array.isArray(applied) ? applied[0] : undefined).toEqual({ n: readMigrationFiles({ migrationsFolder }).length });
+    expect(Array.isArray(applied) ? applied[0] : undefined).toEqual({
+      n: readMigrationFiles({ migrationsFolder }).length,
+    });
   });
 });

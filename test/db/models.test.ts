@@ -12,7 +12,12 @@ import {
   updateModel,
   upsertBaseModel,
 } from "../../src/db/queries/models.js";
-import { openTestDatabase, testDatabaseBackends, truncateAllTables, type TestDatabase } from "../helpers/test-databases.js";
+import {
+  openTestDatabase,
+  testDatabaseBackends,
+  truncateAllTables,
+  type TestDatabase,
+} from "../helpers/test-databases.js";
 
 const tiny = {
   accountId: "hearth",
@@ -50,7 +55,12 @@ describe.each(testDatabaseBackends)("model queries on %s", (kind) => {
     });
     await setModelState(t.db, "hearth", "hearth-tiny", "FAILED", "file vanished");
     const second = await upsertBaseModel(t.db, { ...tiny, filePath: "/elsewhere.gguf", contextLength: 1024 });
-    expect(second).toMatchObject({ state: "READY", stateReason: null, filePath: "/elsewhere.gguf", contextLength: 1024 });
+    expect(second).toMatchObject({
+      state: "READY",
+      stateReason: null,
+      filePath: "/elsewhere.gguf",
+      contextLength: 1024,
+    });
     expect(second.createdAt).toEqual(first.createdAt);
     expect(second.updatedAt.getTime()).toBeGreaterThanOrEqual(first.updatedAt.getTime());
     expect(await listModels(t.db, "hearth")).toHaveLength(1);
@@ -67,7 +77,9 @@ describe.each(testDatabaseBackends)("model queries on %s", (kind) => {
       template: "chatml",
       stop: ["<|im_end|>"],
     });
-    const rows = await t.db.execute<{ type: string }>(sql`select jsonb_typeof(conversation_config) as type from models`);
+    const rows = await t.db.execute<{ type: string }>(
+      sql`select jsonb_typeof(conversation_config) as type from models`,
+    );
     const list = Array.isArray(rows) ? rows : (rows as unknown as { rows: { type: string }[] }).rows;
     expect(list[0]!.type).toBe("object");
   });
@@ -130,13 +142,23 @@ describe.each(testDatabaseBackends)("model queries on %s", (kind) => {
 
   it("enforces the schema's constraints", async () => {
     // A LoRA needs a base model; a base model has none; states and kinds are closed sets.
-    await expect(createModel(t.db, { accountId: "alice", modelId: "x", kind: "lora", state: "READY" })).rejects.toThrow();
     await expect(
-      createModel(t.db, { accountId: "alice", modelId: "y", kind: "base", baseModel: "accounts/a/models/b", state: "READY" }),
+      createModel(t.db, { accountId: "alice", modelId: "x", kind: "lora", state: "READY" }),
+    ).rejects.toThrow();
+    await expect(
+      createModel(t.db, {
+        accountId: "alice",
+        modelId: "y",
+        kind: "base",
+        baseModel: "accounts/a/models/b",
+        state: "READY",
+      }),
     ).rejects.toThrow();
     await expect(
       createModel(t.db, { accountId: "alice", modelId: "z", kind: "base", state: "BOGUS" as "READY" }),
     ).rejects.toThrow();
-    await expect(createModel(t.db, { accountId: "nobody", modelId: "z", kind: "base", state: "READY" })).rejects.toThrow();
+    await expect(
+      createModel(t.db, { accountId: "nobody", modelId: "z", kind: "base", state: "READY" }),
+    ).rejects.toThrow();
   });
 });

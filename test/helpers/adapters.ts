@@ -27,7 +27,12 @@ export async function writeAdapterToward(
   const pair = bigramLora(base, buildBigramTable(text), shape, rank);
   await mkdir(dir, { recursive: true });
   if ((options.format ?? "peft") === "peft") {
-    await writePeftAdapter(dir, { baseModel: HEARTH_TINY_REF, rank, alpha: rank, modules: [{ module: "lm_head", pair }] });
+    await writePeftAdapter(dir, {
+      baseModel: HEARTH_TINY_REF,
+      rank,
+      alpha: rank,
+      modules: [{ module: "lm_head", pair }],
+    });
   } else {
     await writeGgufLora(path.join(dir, "adapter.gguf"), {
       architecture: "llama",

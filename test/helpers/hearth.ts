@@ -84,4 +84,3 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     },
   };
 }
-

@@ -11,7 +11,12 @@ export interface Management {
   accountId: string;
   call(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
   createModel(modelId: string, model?: Record<string, unknown>): Promise<Reply>;
-  upload(modelId: string, fileName: string, content: Uint8Array | string, headers?: Record<string, string>): Promise<Reply>;
+  upload(
+    modelId: string,
+    fileName: string,
+    content: Uint8Array | string,
+    headers?: Record<string, string>,
+  ): Promise<Reply>;
   /** PUTs every file of a folder. */
   uploadFolder(modelId: string, dir: string): Promise<void>;
   validate(modelId: string): Promise<Reply>;
@@ -58,7 +63,12 @@ export function management(hearth: TestHearth, accountId: string, apiKey: string
     call,
     createModel: (modelId, model = {}) => call("POST", base, { modelId, model }),
     upload: (modelId, fileName, content, headers) =>
-      call("PUT", `${base}/${modelId}/files/${fileName}`, typeof content === "string" ? Buffer.from(content) : content, headers),
+      call(
+        "PUT",
+        `${base}/${modelId}/files/${fileName}`,
+        typeof content === "string" ? Buffer.from(content) : content,
+        headers,
+      ),
     async uploadFolder(modelId, dir) {
       for (const name of (await readdir(dir)).sort()) {
         const reply = await self.upload(modelId, name, await readFile(path.join(dir, name)));
@@ -75,7 +85,8 @@ export function management(hearth: TestHearth, accountId: string, apiKey: string
         const reply = await self.getModel(modelId);
         const current = reply.body?.deployment?.state ?? null;
         if (current === state) return reply;
-        if (Date.now() > deadline) throw new Error(`deployment of ${modelId} is ${current}, not ${state}: ${JSON.stringify(reply.body)}`);
+        if (Date.now() > deadline)
+          throw new Error(`deployment of ${modelId} is ${current}, not ${state}: ${JSON.stringify(reply.body)}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

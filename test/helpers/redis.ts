@@ -15,9 +15,13 @@ export interface PrivateRedis {
 
 export async function startPrivateRedis(port?: number): Promise<PrivateRedis> {
   const chosen = port ?? (await freePort());
-  const child = spawn("redis-server", ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: "ignore",
-  });
+  const child = spawn(
+    "redis-server",
+    ["--port", String(chosen), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    {
+      stdio: "ignore",
+    },
+  );
   await waitForPort(chosen);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {

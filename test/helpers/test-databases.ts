@@ -47,9 +47,12 @@ async function withAdminConnection<T>(fn: (sql: postgres.Sql) => Promise<T>): Pr
     return await fn(admin);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(`Test PostgreSQL at ${redact(testPostgresAdminUrl)} failed (set HEARTH_TEST_POSTGRES_URL): ${reason}`, {
-      cause: err,
-    });
+    throw new Error(
+      `Test PostgreSQL at ${redact(testPostgresAdminUrl)} failed (set HEARTH_TEST_POSTGRES_URL): ${reason}`,
+      {
+        cause: err,
+      },
+    );
   } finally {
     await admin.end({ timeout: 5 });
   }
@@ -64,7 +67,8 @@ export async function createTestPostgresDatabase(): Promise<TestPostgresDatabase
   return {
     url: url.toString(),
     name,
-    drop: () => withAdminConnection((admin) => admin.unsafe(`drop database if exists "${name}" with (force)`)).then(() => {}),
+    drop: () =>
+      withAdminConnection((admin) => admin.unsafe(`drop database if exists "${name}" with (force)`)).then(() => {}),
   };
 }
 

@@ -115,8 +115,16 @@ describe("checkLlamaBaseModel", () => {
   it("rejects bad values llama.cpp would crash on", async () => {
     const cases: [string, (m: Record<string, GgufValue>) => void, RegExp][] = [
       ["zero-heads", (m) => void (m["llama.attention.head_count"] = gguf.u32(0)), /head_count must be positive/],
-      ["zero-kv-heads", (m) => void (m["llama.attention.head_count_kv"] = gguf.u32(0)), /head_count_kv must be positive/],
-      ["gqa", (m) => void (m["llama.attention.head_count_kv"] = gguf.u32(3)), /not a multiple of the key-value head count/],
+      [
+        "zero-kv-heads",
+        (m) => void (m["llama.attention.head_count_kv"] = gguf.u32(0)),
+        /head_count_kv must be positive/,
+      ],
+      [
+        "gqa",
+        (m) => void (m["llama.attention.head_count_kv"] = gguf.u32(3)),
+        /not a multiple of the key-value head count/,
+      ],
       [
         "heads",
         (m) => {
@@ -127,10 +135,22 @@ describe("checkLlamaBaseModel", () => {
       ],
       ["layers", (m) => void (m["llama.block_count"] = gguf.u32(513)), /block_count 513 exceeds 512/],
       ["eps", (m) => void (m["llama.attention.layer_norm_rms_epsilon"] = gguf.f32(0)), /positive number/],
-      ["string-ctx", (m) => void (m["llama.context_length"] = gguf.str("2048")), /context_length must be a number, not string/],
+      [
+        "string-ctx",
+        (m) => void (m["llama.context_length"] = gguf.str("2048")),
+        /context_length must be a number, not string/,
+      ],
       ["arch", (m) => void (m["general.architecture"] = gguf.str("mamba")), /unsupported architecture mamba/],
-      ["tokenizer", (m) => void (m["tokenizer.ggml.model"] = gguf.str("bert")), /unsupported tokenizer.ggml.model bert/],
-      ["types", (m) => void (m["tokenizer.ggml.token_type"] = gguf.i32s([1, 2])), /token_type has 2 entries for 257 tokens/],
+      [
+        "tokenizer",
+        (m) => void (m["tokenizer.ggml.model"] = gguf.str("bert")),
+        /unsupported tokenizer.ggml.model bert/,
+      ],
+      [
+        "types",
+        (m) => void (m["tokenizer.ggml.token_type"] = gguf.i32s([1, 2])),
+        /token_type has 2 entries for 257 tokens/,
+      ],
       ["eos", (m) => void (m["tokenizer.ggml.eos_token_id"] = gguf.u32(999)), /eos_token_id is outside the vocabulary/],
       ["rope", (m) => void (m["llama.rope.scaling.type"] = gguf.str("wild")), /unknown llama.rope.scaling.type wild/],
       ["ff-array", (m) => void (m["llama.feed_forward_length"] = gguf.i32s([32, 32])), /2 entries for 1 layers/],
@@ -148,7 +168,12 @@ describe("checkLlamaBaseModel", () => {
   it("rejects a LoRA adapter passed as a base model", async () => {
     const file = path.join(dir, "adapter.gguf");
     const pair = { rank: 1, inFeatures: 4, outFeatures: 3, a: new Float32Array(4), b: new Float32Array(3) };
-    await writeGgufLora(file, { architecture: "llama", name: "x", alpha: 1, weights: [{ tensor: "output.weight", pair }] });
+    await writeGgufLora(file, {
+      architecture: "llama",
+      name: "x",
+      alpha: 1,
+      weights: [{ tensor: "output.weight", pair }],
+    });
     expect(await problem(file)).toBe("adapter.gguf: is a LoRA adapter (general.type = adapter), not a base model");
   });
 

@@ -11,7 +11,15 @@ import path from "node:path";
 import { LlamaLogLevel, getLlama, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkBaseModelHeader, checkLlamaBaseModel } from "../../src/models/base-model-check.js";
-import { BENCH_LORA_ALPHA, BENCH_LORA_RANK, buildBenchModels, llama32_1bShape, smolLm135mShape, type BenchModels, type BenchShape } from "../../src/models/bench-models.js";
+import {
+  BENCH_LORA_ALPHA,
+  BENCH_LORA_RANK,
+  buildBenchModels,
+  llama32_1bShape,
+  smolLm135mShape,
+  type BenchModels,
+  type BenchShape,
+} from "../../src/models/bench-models.js";
 import { byteBpeVocab } from "../../src/models/byte-bpe-vocab.js";
 import { convertAddon, readAddonManifest, validateAddon } from "../../src/models/addon/index.js";
 import { readGgufHeader, type GgufHeader } from "../../src/models/gguf-reader.js";
@@ -51,12 +59,17 @@ async function listFiles(dir: string): Promise<string[]> {
 
 async function digests(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const file of await listFiles(dir)) out[file] = createHash("sha256").update(await readFile(path.join(dir, file))).digest("hex");
+  for (const file of await listFiles(dir))
+    out[file] = createHash("sha256")
+      .update(await readFile(path.join(dir, file)))
+      .digest("hex");
   return out;
 }
 
 const adapterFiles = (dir: string) =>
-  new Map(["adapter_config.json", "adapter_model.safetensors", "hearth.json"].map((name) => [name, path.join(dir, name)]));
+  new Map(
+    ["adapter_config.json", "adapter_model.safetensors", "hearth.json"].map((name) => [name, path.join(dir, name)]),
+  );
 
 /** A header as the reader would give it, from a plan: checks a shape without writing its weights. */
 function planHeader(bench: BenchShape): GgufHeader {
@@ -68,14 +81,32 @@ function planHeader(bench: BenchShape): GgufHeader {
     offset += byteLength;
     return info;
   });
-  return { version: 3, alignment: 32, metadata: new Map(Object.entries(plan.metadata)), tensors, dataOffset: 0, fileSize: offset };
+  return {
+    version: 3,
+    alignment: 32,
+    metadata: new Map(Object.entries(plan.metadata)),
+    tensors,
+    dataOffset: 0,
+    fileSize: offset,
+  };
 }
 
 describe("the real shapes", () => {
   it("SmolLM-135M: 30 layers of the model's shapes, Q8_0, untied output, about 175 MB; passes the base-model check", () => {
     const header = planHeader(smolLm135mShape);
     const summary = checkBaseModelHeader(header, "smollm");
-    expect(summary).toMatchObject({ architecture: "llama", contextLength: 8192, embeddingLength: 576, blockCount: 30, headCount: 9, headCountKv: 3, feedForwardLength: 1536, vocabSize: 49152, tokenizerModel: "gpt2", hasChatTemplate: true });
+    expect(summary).toMatchObject({
+      architecture: "llama",
+      contextLength: 8192,
+      embeddingLength: 576,
+      blockCount: 30,
+      headCount: 9,
+      headCountKv: 3,
+      feedForwardLength: 1536,
+      vocabSize: 49152,
+      tokenizerModel: "gpt2",
+      hasChatTemplate: true,
+    });
     const shapes = Object.fromEntries(header.tensors.map((t) => [t.name, t.shape]));
     expect(header.tensors).toHaveLength(2 + 30 * 9 + 1);
     expect(shapes).toMatchObject({
@@ -89,14 +120,23 @@ describe("the real shapes", () => {
       "blk.29.ffn_down.weight": [576, 1536],
       "output.weight": [49152, 576],
     });
-    expect(new Set(header.tensors.map((t) => (t.shape.length === 1 ? "norm " : "") + t.type))).toEqual(new Set(["Q8_0", "norm F32"]));
+    expect(new Set(header.tensors.map((t) => (t.shape.length === 1 ? "norm " : "") + t.type))).toEqual(
+      new Set(["Q8_0", "norm F32"]),
+    );
     expect(header.fileSize / 1e6).toBeGreaterThan(170);
     expect(header.fileSize / 1e6).toBeLessThan(180);
   });
 
   it("Llama-3.2-1B: 16 layers, 32/8 heads, tied output, about 1.3 GB; passes the base-model check", () => {
     const header = planHeader(llama32_1bShape);
-    expect(checkBaseModelHeader(header, "llama")).toMatchObject({ embeddingLength: 2048, blockCount: 16, headCount: 32, headCountKv: 8, feedForwardLength: 8192, vocabSize: 128256 });
+    expect(checkBaseModelHeader(header, "llama")).toMatchObject({
+      embeddingLength: 2048,
+      blockCount: 16,
+      headCount: 32,
+      headCountKv: 8,
+      feedForwardLength: 8192,
+      vocabSize: 128256,
+    });
     expect(header.tensors.find((t) => t.name === "output.weight")).toBeUndefined();
     expect(header.tensors.find((t) => t.name === "blk.15.attn_k.weight")?.shape).toEqual([512, 2048]);
     expect(header.fileSize / 1e9).toBeGreaterThan(1.2);
@@ -134,30 +174,53 @@ describe("the real shapes", () => {
 describe("buildBenchModels", () => {
   it("writes the documented layout", async () => {
     expect(await listFiles(models.dir)).toEqual([
-      ...[0, 1, 2].flatMap((i) => ["adapter_config.json", "adapter_model.safetensors", "hearth.json"].map((f) => `adapters/bench-small-lora-${i}/${f}`)),
+      ...[0, 1, 2].flatMap((i) =>
+        ["adapter_config.json", "adapter_model.safetensors", "hearth.json"].map(
+          (f) => `adapters/bench-small-lora-${i}/${f}`,
+        ),
+      ),
       "bench-small.gguf",
     ]);
     expect(models).toMatchObject({ baseModelId: "bench-small", baseModelRef: "accounts/hearth/models/bench-small" });
-    expect(models.adapterDirs).toEqual([0, 1, 2].map((i) => path.join(models.dir, "adapters", `bench-small-lora-${i}`)));
+    expect(models.adapterDirs).toEqual(
+      [0, 1, 2].map((i) => path.join(models.dir, "adapters", `bench-small-lora-${i}`)),
+    );
     expect(models.written).toHaveLength(4);
   });
 
   it("builds a base model that passes the base-model check", async () => {
-    expect(await checkLlamaBaseModel(models.baseModel)).toMatchObject({ architecture: "llama", name: "bench-small", vocabSize: 1024, blockCount: 2, headCountKv: 2 });
+    expect(await checkLlamaBaseModel(models.baseModel)).toMatchObject({
+      architecture: "llama",
+      name: "bench-small",
+      vocabSize: 1024,
+      blockCount: 2,
+      headCountKv: 2,
+    });
     const { metadata } = await readGgufHeader(models.baseModel);
-    expect(metadata.get("general.description")?.value).toMatch(/^random weights in the shape of no model \(seed \d+\), for benchmarks only$/);
+    expect(metadata.get("general.description")?.value).toMatch(
+      /^random weights in the shape of no model \(seed \d+\), for benchmarks only$/,
+    );
   });
 
   it("writes distinct PEFT adapters with non-zero factors that name the base model", async () => {
     const bs: Float32Array[] = [];
     for (const dir of models.adapterDirs) {
       const config = JSON.parse(await readFile(path.join(dir, "adapter_config.json"), "utf8"));
-      expect(config).toMatchObject({ base_model_name_or_path: models.baseModelRef, r: BENCH_LORA_RANK, lora_alpha: BENCH_LORA_ALPHA, target_modules: ["q_proj", "v_proj"] });
-      expect(JSON.parse(await readFile(path.join(dir, "hearth.json"), "utf8"))).toEqual({ base_model: models.baseModelRef });
+      expect(config).toMatchObject({
+        base_model_name_or_path: models.baseModelRef,
+        r: BENCH_LORA_RANK,
+        lora_alpha: BENCH_LORA_ALPHA,
+        target_modules: ["q_proj", "v_proj"],
+      });
+      expect(JSON.parse(await readFile(path.join(dir, "hearth.json"), "utf8"))).toEqual({
+        base_model: models.baseModelRef,
+      });
       const { header, tensors } = await readSafetensors(path.join(dir, "adapter_model.safetensors"));
       expect(header.tensors).toHaveLength(2 * 2 * smallShape.blockCount);
       const b = tensors.get("base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight")!;
-      expect(header.tensors.find((t) => t.name.endsWith("layers.1.self_attn.v_proj.lora_B.weight"))?.shape).toEqual([64, 16]);
+      expect(header.tensors.find((t) => t.name.endsWith("layers.1.self_attn.v_proj.lora_B.weight"))?.shape).toEqual([
+        64, 16,
+      ]);
       expect(b.some((v) => v !== 0)).toBe(true);
       bs.push(b);
     }
@@ -175,7 +238,10 @@ describe("buildBenchModels", () => {
     const first = await buildBenchModels(dir, { shape: small, adapters: 1 });
     const digest = await digests(dir);
     await truncate(first.baseModel, 1000);
-    expect((await buildBenchModels(dir, { shape: small, adapters: 1 })).written).toEqual([first.baseModel, first.adapterDirs[0]]);
+    expect((await buildBenchModels(dir, { shape: small, adapters: 1 })).written).toEqual([
+      first.baseModel,
+      first.adapterDirs[0],
+    ]);
     expect(await digests(dir)).toEqual(digest);
     await rm(path.join(first.adapterDirs[0]!, "hearth.json"));
     const more = await buildBenchModels(dir, { shape: small, adapters: 2 });
@@ -199,7 +265,12 @@ describe("in llama.cpp", () => {
       expect(manifest).toMatchObject({ format: "peft", baseModel: models.baseModelRef });
       const plan = await validateAddon(files, manifest, models.baseModel, { maxRank: 64 });
       expect(plan).toMatchObject({ rank: 16, alpha: BENCH_LORA_ALPHA });
-      expect(plan.targets).toEqual(["blk.0.attn_q.weight", "blk.0.attn_v.weight", "blk.1.attn_q.weight", "blk.1.attn_v.weight"]);
+      expect(plan.targets).toEqual([
+        "blk.0.attn_q.weight",
+        "blk.0.attn_v.weight",
+        "blk.1.attn_q.weight",
+        "blk.1.attn_v.weight",
+      ]);
       converted.push(path.join(root, `converted-${i}.gguf`));
       await convertAddon(files, plan, converted[i]!);
     }
@@ -215,12 +286,26 @@ describe("in llama.cpp", () => {
   });
 
   /** Greedy tokens (end-of-generation tokens included) and the first step's distribution. */
-  async function generate(model: LlamaModel, prompt: string, adapter?: string): Promise<{ tokens: Token[]; first: Map<Token, number> }> {
-    const context = await model.createContext({ contextSize: 512, threads: 1, ...(adapter ? { lora: { adapters: [{ filePath: adapter, scale: 1 }] } } : {}) });
+  async function generate(
+    model: LlamaModel,
+    prompt: string,
+    adapter?: string,
+  ): Promise<{ tokens: Token[]; first: Map<Token, number> }> {
+    const context = await model.createContext({
+      contextSize: 512,
+      threads: 1,
+      ...(adapter ? { lora: { adapters: [{ filePath: adapter, scale: 1 }] } } : {}),
+    });
     try {
       const tokens: Token[] = [];
       let first = new Map<Token, number>();
-      const steps = context.getSequence().evaluateWithMetadata(model.tokenize(prompt, true), { probabilities: true }, { temperature: 0, yieldEogToken: true });
+      const steps = context
+        .getSequence()
+        .evaluateWithMetadata(
+          model.tokenize(prompt, true),
+          { probabilities: true },
+          { temperature: 0, yieldEogToken: true },
+        );
       for await (const step of steps) {
         if (tokens.length === 0) first = step.probabilities;
         tokens.push(step.token);
@@ -257,7 +342,10 @@ describe("in llama.cpp", () => {
       for (const prompt of PROMPTS) {
         const { tokens, first } = await generate(model, prompt);
         expect(tokens, prompt).toHaveLength(TOKENS);
-        expect(tokens.filter((t) => model.isEogToken(t)), prompt).toEqual([]);
+        expect(
+          tokens.filter((t) => model.isEogToken(t)),
+          prompt,
+        ).toEqual([]);
         // The special tokens' output rows are zero: equal logits (0), well below the greedy choice's.
         const special = SPECIAL.map((t) => first.get(t)!);
         expect(new Set(special).size, prompt).toBe(1);

@@ -37,7 +37,8 @@ describe("bigram table", () => {
   });
 
   it("makes end-of-text improbable", () => {
-    for (const prev of [0, 46, 116, END_OF_TEXT]) expect(bigramLogProb(table, prev, END_OF_TEXT)).toBeCloseTo(Math.log(1e-6), 4);
+    for (const prev of [0, 46, 116, END_OF_TEXT])
+      expect(bigramLogProb(table, prev, END_OF_TEXT)).toBeCloseTo(Math.log(1e-6), 4);
   });
 });
 

@@ -4,7 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkLlamaBaseModel } from "../../src/models/base-model-check.js";
-import { DEMO_LORA_RANK, HEARTH_TINY_REF, buildDemoModels, demoTables, type DemoModels } from "../../src/models/demo-models.js";
+import {
+  DEMO_LORA_RANK,
+  HEARTH_TINY_REF,
+  buildDemoModels,
+  demoTables,
+  type DemoModels,
+} from "../../src/models/demo-models.js";
 import { readGgufHeader } from "../../src/models/gguf-reader.js";
 import { readSafetensors } from "../../src/models/safetensors-reader.js";
 
@@ -29,7 +35,9 @@ async function listFiles(dir: string): Promise<string[]> {
 async function digests(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const file of await listFiles(dir)) {
-    out[file] = createHash("sha256").update(await readFile(path.join(dir, file))).digest("hex");
+    out[file] = createHash("sha256")
+      .update(await readFile(path.join(dir, file)))
+      .digest("hex");
   }
   return out;
 }
@@ -51,7 +59,13 @@ describe("demo models", () => {
 
   it("builds a base model that passes the base-model check", async () => {
     const summary = await checkLlamaBaseModel(models.baseModel);
-    expect(summary).toMatchObject({ architecture: "llama", name: "hearth-tiny", vocabSize: 257, embeddingLength: 320, blockCount: 1 });
+    expect(summary).toMatchObject({
+      architecture: "llama",
+      name: "hearth-tiny",
+      vocabSize: 257,
+      embeddingLength: 320,
+      blockCount: 1,
+    });
   });
 
   it("writes the PEFT adapter", async () => {
@@ -73,7 +87,9 @@ describe("demo models", () => {
     expect(tensors.get("base_model.model.lm_head.lora_A.weight")).toEqual(lora.pair.a);
     expect(tensors.get("base_model.model.lm_head.lora_B.weight")).toEqual(lora.pair.b);
     for (const dir of [models.peftAdapterDir, models.ggufAdapterDir]) {
-      expect(JSON.parse(await readFile(path.join(dir, "hearth.json"), "utf8"))).toEqual({ base_model: HEARTH_TINY_REF });
+      expect(JSON.parse(await readFile(path.join(dir, "hearth.json"), "utf8"))).toEqual({
+        base_model: HEARTH_TINY_REF,
+      });
     }
   });
 

@@ -61,8 +61,12 @@ describe("GGUF writer and reader", () => {
     for (const t of header.tensors) expect((t.offset - header.dataOffset) % 32).toBe(0);
     const bytes = await readFile(file);
     const [a, b, c] = header.tensors;
-    expect(new Float32Array(bytes.buffer.slice(bytes.byteOffset + a!.offset, bytes.byteOffset + a!.offset + a!.byteLength))).toEqual(ramp(15));
-    const half = new Uint16Array(bytes.buffer.slice(bytes.byteOffset + b!.offset, bytes.byteOffset + b!.offset + b!.byteLength));
+    expect(
+      new Float32Array(bytes.buffer.slice(bytes.byteOffset + a!.offset, bytes.byteOffset + a!.offset + a!.byteLength)),
+    ).toEqual(ramp(15));
+    const half = new Uint16Array(
+      bytes.buffer.slice(bytes.byteOffset + b!.offset, bytes.byteOffset + b!.offset + b!.byteLength),
+    );
     expect(decodeF16(half)).toEqual(ramp(7)); // these values are exact in F16
     const q = dequantizeQ8_0(bytes.subarray(c!.offset, c!.offset + c!.byteLength));
     const original = ramp(128, 0.5);
@@ -94,9 +98,15 @@ describe("GGUF writer and reader", () => {
 
   it("refuses to write inconsistent input", async () => {
     const file = path.join(dir, "bad.gguf");
-    await expect(writeGguf(file, { metadata, tensors: [{ name: "x", type: "F32", shape: [2, 2], data: ramp(3) }] })).rejects.toThrow(/3 values/);
-    await expect(writeGguf(file, { metadata, tensors: [{ name: "x", type: "Q8_0", shape: [1, 30], data: ramp(30) }] })).rejects.toThrow(/block size/);
-    await expect(writeGguf(file, { metadata: { "x.y": gguf.u8(300) }, tensors: [] })).rejects.toThrow(/not a valid uint8/);
+    await expect(
+      writeGguf(file, { metadata, tensors: [{ name: "x", type: "F32", shape: [2, 2], data: ramp(3) }] }),
+    ).rejects.toThrow(/3 values/);
+    await expect(
+      writeGguf(file, { metadata, tensors: [{ name: "x", type: "Q8_0", shape: [1, 30], data: ramp(30) }] }),
+    ).rejects.toThrow(/block size/);
+    await expect(writeGguf(file, { metadata: { "x.y": gguf.u8(300) }, tensors: [] })).rejects.toThrow(
+      /not a valid uint8/,
+    );
   });
 });
 
@@ -122,7 +132,9 @@ describe("GGUF reader rejections", () => {
   }
 
   it("rejects a missing file", async () => {
-    await expect(readGgufHeader(path.join(dir, "nope.gguf"))).rejects.toThrow(/nope\.gguf: cannot open file \(ENOENT\)/);
+    await expect(readGgufHeader(path.join(dir, "nope.gguf"))).rejects.toThrow(
+      /nope\.gguf: cannot open file \(ENOENT\)/,
+    );
   });
 
   it("rejects garbage and empty files", async () => {

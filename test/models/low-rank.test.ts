@@ -28,7 +28,8 @@ describe("truncated SVD", () => {
     const { a, b } = lowRankFactors(m, rows, cols, 2);
     const diff = new Float64Array(rows * cols);
     for (let i = 0; i < rows; i++)
-      for (let j = 0; j < cols; j++) diff[i * cols + j] = m[i * cols + j]! - (b[i * 2]! * a[j]! + b[i * 2 + 1]! * a[cols + j]!);
+      for (let j = 0; j < cols; j++)
+        diff[i * cols + j] = m[i * cols + j]! - (b[i * 2]! * a[j]! + b[i * 2 + 1]! * a[cols + j]!);
     expect(frobenius(diff)).toBeLessThan(1e-6);
   });
 

@@ -71,7 +71,12 @@ describe("safetensors", () => {
       return Buffer.concat([prefix, json, Buffer.alloc(dataBytes)]);
     }
 
-    const tensor = (over: Record<string, unknown> = {}) => ({ dtype: "F32", shape: [2, 2], data_offsets: [0, 16], ...over });
+    const tensor = (over: Record<string, unknown> = {}) => ({
+      dtype: "F32",
+      shape: [2, 2],
+      data_offsets: [0, 16],
+      ...over,
+    });
 
     it("a file too short to hold a header length", async () => {
       expect(await problem(Buffer.from([1, 2, 3]))).toMatch(/only 3 bytes/);
@@ -119,11 +124,15 @@ describe("safetensors", () => {
     });
 
     it("overlapping tensors", async () => {
-      expect(await problem(build({ a: tensor(), b: tensor({ data_offsets: [8, 24] }) }, 24))).toMatch(/tensors a and b overlap/);
+      expect(await problem(build({ a: tensor(), b: tensor({ data_offsets: [8, 24] }) }, 24))).toMatch(
+        /tensors a and b overlap/,
+      );
     });
 
     it("a missing file", async () => {
-      await expect(readSafetensorsHeader(path.join(dir, "absent.safetensors"))).rejects.toThrow(/absent.safetensors: cannot open file/);
+      await expect(readSafetensorsHeader(path.join(dir, "absent.safetensors"))).rejects.toThrow(
+        /absent.safetensors: cannot open file/,
+      );
     });
   });
 });

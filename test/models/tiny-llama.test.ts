@@ -74,7 +74,11 @@ async function greedyTokens(context: LlamaContext, prompt: string, count: number
 async function nextTokenProbabilities(context: LlamaContext, prompt: string): Promise<Float64Array> {
   const sequence = context.getSequence();
   try {
-    const generator = sequence.evaluateWithMetadata(model.tokenize(prompt), { probabilities: true }, { temperature: 0 });
+    const generator = sequence.evaluateWithMetadata(
+      model.tokenize(prompt),
+      { probabilities: true },
+      { temperature: 0 },
+    );
     const first = await generator.next();
     await generator.return();
     if (first.done) throw new Error("no token generated");
@@ -129,7 +133,11 @@ describe("hearth-tiny in node-llama-cpp", () => {
     try {
       const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
       for (const prompt of ["The ", "Once upon a time"]) {
-        const text = await completion.generateCompletion(prompt, { temperature: 0, maxTokens: TOKENS, repeatPenalty: false });
+        const text = await completion.generateCompletion(prompt, {
+          temperature: 0,
+          maxTokens: TOKENS,
+          repeatPenalty: false,
+        });
         expect(text).toBe(baseOracle.greedy(prompt, TOKENS).text);
       }
     } finally {
@@ -183,9 +191,15 @@ describe("hearth-tiny in node-llama-cpp", () => {
         const context = await typedModel.createContext({ contextSize: 64, threads: THREADS });
         for (const prompt of ["The ", "k"]) {
           const prev = bytesOf(prompt).at(-1)!;
-          const expected = softmax(Float32Array.from({ length: BYTE_VOCAB_SIZE }, (_, next) => stored[weightType][next * n + prev]! * g));
+          const expected = softmax(
+            Float32Array.from({ length: BYTE_VOCAB_SIZE }, (_, next) => stored[weightType][next * n + prev]! * g),
+          );
           const sequence = context.getSequence();
-          const generator = sequence.evaluateWithMetadata(typedModel.tokenize(prompt), { probabilities: true }, { temperature: 0 });
+          const generator = sequence.evaluateWithMetadata(
+            typedModel.tokenize(prompt),
+            { probabilities: true },
+            { temperature: 0 },
+          );
           const first = await generator.next();
           await generator.return();
           sequence.dispose();
@@ -193,7 +207,8 @@ describe("hearth-tiny in node-llama-cpp", () => {
           const engine = new Float64Array(BYTE_VOCAB_SIZE);
           for (const [token, p] of first.value.probabilities) engine[token] = p;
           // Q8_0 also stores the one-hot embedding (1.0 becomes 127·fp16(1/127)); RMSNorm absorbs that.
-          for (let t = 0; t < BYTE_VOCAB_SIZE; t++) expect(Math.abs(engine[t]! - expected[t]!), `${weightType} ${t}`).toBeLessThan(5e-4);
+          for (let t = 0; t < BYTE_VOCAB_SIZE; t++)
+            expect(Math.abs(engine[t]! - expected[t]!), `${weightType} ${t}`).toBeLessThan(5e-4);
         }
         await context.dispose();
       } finally {
@@ -203,7 +218,11 @@ describe("hearth-tiny in node-llama-cpp", () => {
   });
 
   it("applies the GGUF LoRA as the adapter oracle predicts", async () => {
-    const context = await model.createContext({ contextSize: 256, threads: THREADS, lora: { adapters: [{ filePath: models.ggufAdapter, scale: 1 }] } });
+    const context = await model.createContext({
+      contextSize: 256,
+      threads: THREADS,
+      lora: { adapters: [{ filePath: models.ggufAdapter, scale: 1 }] },
+    });
     try {
       let differs = 0;
       for (const prompt of PROMPTS) {

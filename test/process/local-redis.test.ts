@@ -23,7 +23,11 @@ describe("the local Redis that npm start falls back to", () => {
     try {
       expect(child).toBeDefined();
       expect(await answers("127.0.0.1", port)).toBe(true);
-      expect(execFileSync("redis-cli", ["-p", String(port), "ping"]).toString().trim()).toBe("PONG");
+      expect(
+        execFileSync("redis-cli", ["-p", String(port), "ping"])
+          .toString()
+          .trim(),
+      ).toBe("PONG");
     } finally {
       child?.kill("SIGKILL");
     }

@@ -76,7 +76,10 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
 async function waitUntilReady(url: string, timeoutMs: number, log: () => string) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 250));
   }

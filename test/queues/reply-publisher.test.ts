@@ -91,7 +91,14 @@ describe("ReplyPublisher", () => {
     const wire = handSend();
     const reply = new ReplyPublisher(wire.send);
     reply.publish(token("x", 0));
-    for (const [text, index] of [["a", 0], ["b", 0], ["c", 1], ["d", 1], ["e", 0], ["f", 1]] as const) {
+    for (const [text, index] of [
+      ["a", 0],
+      ["b", 0],
+      ["c", 1],
+      ["d", 1],
+      ["e", 0],
+      ["f", 1],
+    ] as const) {
       reply.publish(token(text, index));
     }
     reply.publish(done);

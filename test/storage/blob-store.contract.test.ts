@@ -12,11 +12,14 @@ const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => fs.rm(d, { recursive: true, force: true }))));
 
 const backends: [string, () => Promise<BlobStore>][] = [
-  ["file", async () => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-blobs-"));
-    dirs.push(dir);
-    return new FileBlobStore(dir);
-  }],
+  [
+    "file",
+    async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-blobs-"));
+      dirs.push(dir);
+      return new FileBlobStore(dir);
+    },
+  ],
   ["memory", async () => new MemoryBlobStore()],
 ];
 
@@ -29,7 +32,11 @@ describe.each(backends)("BlobStore contract (%s)", (_name, make) => {
   it("stores streamed content with its size and SHA-256", async () => {
     const store = await make();
     const info = await store.put("a/b/file.bin", chunks("hello ", "world"));
-    expect(info).toEqual({ key: "a/b/file.bin", size: 11, sha256: createHash("sha256").update("hello world").digest("hex") });
+    expect(info).toEqual({
+      key: "a/b/file.bin",
+      size: 11,
+      sha256: createHash("sha256").update("hello world").digest("hex"),
+    });
     expect((await buffer(await store.get("a/b/file.bin"))).toString()).toBe("hello world");
     expect(await store.stat("a/b/file.bin")).toMatchObject({ size: 11 });
     expect(await store.list("a/")).toEqual(["a/b/file.bin"]);
@@ -38,7 +45,9 @@ describe.each(backends)("BlobStore contract (%s)", (_name, make) => {
   it("keeps the old content when a replacement fails, and leaves no partial file", async () => {
     const store = await make();
     await store.put("k", chunks("original"));
-    await expect(store.put("k", chunks("x".repeat(20)), { maxBytes: 10 })).rejects.toMatchObject({ code: "payload_too_large" });
+    await expect(store.put("k", chunks("x".repeat(20)), { maxBytes: 10 })).rejects.toMatchObject({
+      code: "payload_too_large",
+    });
     await expect(store.put("k", chunks("other"), { expectedSha256: "0".repeat(64) })).rejects.toMatchObject({
       code: "invalid_request",
     });

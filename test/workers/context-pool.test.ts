@@ -14,7 +14,11 @@ describe("ContextPool over real llama.cpp contexts", () => {
 
   beforeAll(async () => {
     engine = await LlamaEngine.create();
-    model = await engine.loadModel({ id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf"), threads: 1 });
+    model = await engine.loadModel({
+      id: "hearth-tiny",
+      path: path.join(testModelDir, "hearth-tiny.gguf"),
+      threads: 1,
+    });
     contexts = [];
     for (let i = 0; i < 2; i++) {
       const context = await model.createContext({ sequences: 1, contextSize: 128, threads: 1 });

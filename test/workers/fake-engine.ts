@@ -89,7 +89,11 @@ export class FakeContext implements EngineContext {
     readonly sequences = 1,
   ) {}
 
-  async generate(request: GenerateRequest, _signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {
+  async generate(
+    request: GenerateRequest,
+    _signal: AbortSignal,
+    onText: (text: string) => void,
+  ): Promise<GenerateResult> {
     if (this.disposed || this.model.disposed) throw new Error("generating on a disposed context");
     onText(this.adapterPath ?? "base");
     return { finishReason: "stop", promptTokens: request.promptTokens.length, completionTokens: 1 };

@@ -76,10 +76,18 @@ describe("lifecycle job handlers", () => {
   });
 
   async function readyAdapter(modelId: string, dir = PEFT_EXAMPLE) {
-    await createModel(database.db, { accountId: "acme", modelId, kind: "lora", state: "READY", baseModel: HEARTH_TINY_REF });
+    await createModel(database.db, {
+      accountId: "acme",
+      modelId,
+      kind: "lora",
+      state: "READY",
+      baseModel: HEARTH_TINY_REF,
+    });
     const store = new FileBlobStore(storageDir);
     for (const name of await readdir(dir)) {
-      await cp(path.join(dir, name), store.localPath(storageKeys.modelFile("acme", modelId, name)), { recursive: true });
+      await cp(path.join(dir, name), store.localPath(storageKeys.modelFile("acme", modelId, name)), {
+        recursive: true,
+      });
     }
   }
   const waitForEvents = async (n: number) => {
@@ -97,7 +105,12 @@ describe("lifecycle job handlers", () => {
     expect((await getModel(database.db, "acme", "a"))!.artifactKey).toBe(deployment!.artifactPath);
     await waitForEvents(1);
     expect(events).toEqual([
-      { type: "deployed", model: "accounts/acme/models/a", baseModelId: "hearth-tiny", adapterKey: deployment!.artifactPath },
+      {
+        type: "deployed",
+        model: "accounts/acme/models/a",
+        baseModelId: "hearth-tiny",
+        adapterKey: deployment!.artifactPath,
+      },
     ]);
     expect(changed).toEqual(["accounts/acme/models/a"]);
   });
@@ -137,7 +150,10 @@ describe("lifecycle job handlers", () => {
 
   it("fails the deployment, with the reason, when the stored files no longer pass validation", async () => {
     await readyAdapter("a");
-    await writeFile(new FileBlobStore(storageDir).localPath(storageKeys.modelFile("acme", "a", "adapter_config.json")), "{");
+    await writeFile(
+      new FileBlobStore(storageDir).localPath(storageKeys.modelFile("acme", "a", "adapter_config.json")),
+      "{",
+    );
     await setDeploymentState(database.db, "acme", "a", "DEPLOYING");
     expect(await deployModel(deps, { accountId: "acme", modelId: "a" })).toBe("failed");
     const deployment = await getDeployment(database.db, "acme", "a");

@@ -41,7 +41,11 @@ describe("LlamaEngine", () => {
 
   async function run(prompt: string, sampling: Sampling, signal = new AbortController().signal) {
     let text = "";
-    const result = await context.generate({ promptTokens: tiny.tokenize(prompt), sampling }, signal, (t) => (text += t));
+    const result = await context.generate(
+      { promptTokens: tiny.tokenize(prompt), sampling },
+      signal,
+      (t) => (text += t),
+    );
     return { text, ...result };
   }
 
@@ -98,7 +102,11 @@ describe("LlamaEngine", () => {
   async function busyContext(sequences: number) {
     const context = await tiny.createContext({ sequences, contextSize: 256, threads: 1 });
     const gen = (prompt: string, maxTokens: number | null, onText: (t: string) => void = () => {}) =>
-      context.generate({ promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens) }, new AbortController().signal, onText);
+      context.generate(
+        { promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens) },
+        new AbortController().signal,
+        onText,
+      );
     /** Starts long generations; resolves once each has its first token. `running()` counts those not ended. */
     const startLong = async (prompts: string[]) => {
       let running = prompts.length;

@@ -103,7 +103,9 @@ describe("multi-LoRA serving with real llama.cpp", () => {
   });
 
   async function storeArtifact(file: string): Promise<string> {
-    const sha = createHash("sha256").update(await fs.readFile(file)).digest("hex");
+    const sha = createHash("sha256")
+      .update(await fs.readFile(file))
+      .digest("hex");
     const key = storageKeys.adapterArtifact(sha);
     await store.put(key, createReadStream(file));
     return key;
@@ -135,7 +137,11 @@ describe("multi-LoRA serving with real llama.cpp", () => {
     await waitForRedis(producer, 10_000);
     const hub = await ReplyHub.start(subscriber, config.redisPrefix);
     const queues = new ProducerQueues(producer, config.redisPrefix);
-    const client = new InferenceClient(producer, queues, hub, { prefix: config.redisPrefix, queueTimeoutMs: 20_000, maxQueueDepth: 100 });
+    const client = new InferenceClient(producer, queues, hub, {
+      prefix: config.redisPrefix,
+      queueTimeoutMs: 20_000,
+      maxQueueDepth: 100,
+    });
     const rig: Rig = {
       config,
       worker,
@@ -178,7 +184,11 @@ describe("multi-LoRA serving with real llama.cpp", () => {
 
   const doubledText = () => {
     const { base, shape, lora } = demoTables();
-    const oracle = createBigramOracle({ table: base, shape, lora: { pair: lora.pair, alpha: lora.alpha * DOUBLE_ALPHA } });
+    const oracle = createBigramOracle({
+      table: base,
+      shape,
+      lora: { pair: lora.pair, alpha: lora.alpha * DOUBLE_ALPHA },
+    });
     return oracle.greedy(PROMPT, TOKENS).text;
   };
 
@@ -280,7 +290,11 @@ describe("multi-LoRA serving with real llama.cpp", () => {
       [keyB, doubledText()],
       [undefined, greedyText(PROMPT, TOKENS)],
     ]);
-    for (const round of [[keyA, keyB], [keyA2, undefined, keyA], [keyB, keyA2, keyB, undefined]]) {
+    for (const round of [
+      [keyA, keyB],
+      [keyA2, undefined, keyA],
+      [keyB, keyA2, keyB, undefined],
+    ]) {
       const texts = await Promise.all(round.map((key) => run(rig, completion(key))));
       expect(texts).toEqual(round.map((key) => expected.get(key)));
     }

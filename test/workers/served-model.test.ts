@@ -66,7 +66,11 @@ describe("ServedModel", () => {
     // New requests go to the new object, base ones included; a and b finish on the old one.
     const base = await served.lease();
     expect(base.model).toBe(engine.models[1]);
-    expect(served.stats()).toMatchObject({ generation: 1, adapterLoads: 1, draining: [{ generation: 0, requests: 2 }] });
+    expect(served.stats()).toMatchObject({
+      generation: 1,
+      adapterLoads: 1,
+      draining: [{ generation: 0, requests: 2 }],
+    });
     expect(first.disposed).toBe(false);
     const text: string[] = [];
     const request = { promptTokens: [1], sampling: { maxTokens: 1, temperature: 0, stop: [] } };
@@ -91,7 +95,9 @@ describe("ServedModel", () => {
     const served = await start(2, 1);
     for (const key of ["a", "b", "a", "b", "a"]) (await served.lease(key)).release();
     expect(engine.models).toHaveLength(1);
-    expect(engine.adapterContexts.map((c) => c.adapterPath)).toEqual(["a", "b", "a", "b", "a"].map((k) => `/adapters/${k}`));
+    expect(engine.adapterContexts.map((c) => c.adapterPath)).toEqual(
+      ["a", "b", "a", "b", "a"].map((k) => `/adapters/${k}`),
+    );
     expect(served.stats()).toMatchObject({ generation: 0, adapterLoads: 2, adapters: ["a"] });
     await served.close();
   });
@@ -141,7 +147,10 @@ describe("ServedModel", () => {
   it("reports an adapter that cannot be loaded to its request only", async () => {
     const served = await start(4);
     engine.failing.add("/adapters/bad");
-    await expect(served.lease("bad")).rejects.toMatchObject({ code: "internal", message: expect.stringContaining("bad") });
+    await expect(served.lease("bad")).rejects.toMatchObject({
+      code: "internal",
+      message: expect.stringContaining("bad"),
+    });
     expect(served.stats()).toMatchObject({ requests: 0, adapters: [], adapterLoads: 0 });
     (await served.lease()).release();
     await served.close();

@@ -30,7 +30,10 @@ describe("the worker", () => {
     const replyTo = `${hearth.config.redisPrefix}:reply:malformed-test`;
     const received = new Promise<unknown>((resolve) => subscriber.on("message", (_c, m) => resolve(JSON.parse(m))));
     await subscriber.subscribe(replyTo);
-    const queue = new Queue(jobs.inference.queueName("hearth-tiny"), { connection: redis, prefix: hearth.config.redisPrefix });
+    const queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
+      connection: redis,
+      prefix: hearth.config.redisPrefix,
+    });
     try {
       await queue.add("inference", { requestId: "r-1", replyTo, kind: "nonsense" });
       expect(await received).toMatchObject({ id: "r-1", type: "error", error: { code: "internal" } });
@@ -51,7 +54,10 @@ describe("the worker", () => {
       }),
     );
     await subscriber.subscribe(replyTo);
-    const queue = new Queue(jobs.inference.queueName("hearth-tiny"), { connection: redis, prefix: hearth.config.redisPrefix });
+    const queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
+      connection: redis,
+      prefix: hearth.config.redisPrefix,
+    });
     const prompts = ["One ", "Two "];
     try {
       await queue.add("inference", {

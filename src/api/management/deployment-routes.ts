@@ -7,11 +7,19 @@ export function deploymentRoutes({ management }: AppDeps) {
   const { deployments } = management;
   return new Hono<AppEnv>()
     .post("/accounts/:accountId/models/:modelId/deploy", async (c) => {
-      const { model, deployment } = await deployments.deploy(c.get("caller"), c.req.param("accountId"), c.req.param("modelId"));
+      const { model, deployment } = await deployments.deploy(
+        c.get("caller"),
+        c.req.param("accountId"),
+        c.req.param("modelId"),
+      );
       return c.json(modelResource(model, deployment));
     })
     .post("/accounts/:accountId/models/:modelId/undeploy", async (c) => {
-      const { model, deployment } = await deployments.undeploy(c.get("caller"), c.req.param("accountId"), c.req.param("modelId"));
+      const { model, deployment } = await deployments.undeploy(
+        c.get("caller"),
+        c.req.param("accountId"),
+        c.req.param("modelId"),
+      );
       return c.json(modelResource(model, deployment));
     });
 }

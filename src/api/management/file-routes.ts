@@ -25,11 +25,20 @@ export function fileRoutes({ management }: AppDeps) {
       return c.json({ name: info.fileName, size: info.size, sha256: info.sha256 ?? null });
     })
     .delete("/accounts/:accountId/models/:modelId/files/:fileName", async (c) => {
-      await uploads.deleteFile(c.get("caller"), c.req.param("accountId"), c.req.param("modelId"), c.req.param("fileName"));
+      await uploads.deleteFile(
+        c.get("caller"),
+        c.req.param("accountId"),
+        c.req.param("modelId"),
+        c.req.param("fileName"),
+      );
       return c.json({});
     })
     .post("/accounts/:accountId/models/:modelId/validate", async (c) => {
-      const { model, deployment } = await uploads.validate(c.get("caller"), c.req.param("accountId"), c.req.param("modelId"));
+      const { model, deployment } = await uploads.validate(
+        c.get("caller"),
+        c.req.param("accountId"),
+        c.req.param("modelId"),
+      );
       return c.json(modelResource(model, deployment, await catalog.files(model)));
     });
 }

@@ -36,13 +36,22 @@ export function modelRoutes({ management }: AppDeps) {
       });
     })
     .get("/accounts/:accountId/models/:modelId", async (c) => {
-      const { model, deployment } = await catalog.get(c.get("caller"), c.req.param("accountId"), c.req.param("modelId"));
+      const { model, deployment } = await catalog.get(
+        c.get("caller"),
+        c.req.param("accountId"),
+        c.req.param("modelId"),
+      );
       const files = model.kind === "lora" ? await catalog.files(model) : undefined;
       return c.json(modelResource(model, deployment, files));
     })
     .patch("/accounts/:accountId/models/:modelId", async (c) => {
       const body = await parseBody(c, updateModelBody);
-      const { model, deployment } = await catalog.update(c.get("caller"), c.req.param("accountId"), c.req.param("modelId"), body);
+      const { model, deployment } = await catalog.update(
+        c.get("caller"),
+        c.req.param("accountId"),
+        c.req.param("modelId"),
+        body,
+      );
       return c.json(modelResource(model, deployment));
     })
     .delete("/accounts/:accountId/models/:modelId", async (c) => {

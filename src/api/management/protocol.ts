@@ -66,7 +66,10 @@ export const listModelsQuery = z.object({
 });
 
 export const deleteModelQuery = z.object({
-  force: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
+  force: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true"),
 });
 
 /** Page tokens are opaque to clients: the last model ID of the previous page. */
@@ -95,9 +98,13 @@ export function parseModelFilter(text: string | undefined): ListModelsFilter {
   const filter: ListModelsFilter = {};
   if (!text?.trim()) return filter;
   const bad = (why: string) =>
-    new AppError("invalid_request", `Invalid filter ${JSON.stringify(text)}: ${why}. Example: state=READY AND kind=lora.`, {
-      param: "filter",
-    });
+    new AppError(
+      "invalid_request",
+      `Invalid filter ${JSON.stringify(text)}: ${why}. Example: state=READY AND kind=lora.`,
+      {
+        param: "filter",
+      },
+    );
   for (const term of text.trim().split(/\s+AND\s+|\s*&&\s*|\s+(?=\w+\s*=)/i)) {
     const match = FILTER_TERM.exec(term.trim());
     if (!match) throw bad(`cannot read ${JSON.stringify(term)}; terms are field=value over state, kind and baseModel`);

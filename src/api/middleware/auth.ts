@@ -10,10 +10,7 @@ export function requireApiKey(apiKeys: ApiKeyAuthenticator) {
     const header = c.req.header("authorization");
     const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
     if (!match) {
-      throw new AppError(
-        "unauthorized",
-        "Missing API key: send it as `Authorization: Bearer <API key>`.",
-      );
+      throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");
     }
     const key = await orUnavailable(apiKeys.authenticate(match[1]!));
     if (!key) throw new AppError("unauthorized", "Invalid API key.");

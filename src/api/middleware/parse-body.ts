@@ -28,7 +28,9 @@ function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const issue = parsed.error.issues[0]!;
   const param = paramName(issue.path);
   const message =
-    issue.code === "invalid_type" && issue.input === undefined ? `${param} is required.` : `Invalid ${param}: ${issue.message}`;
+    issue.code === "invalid_type" && issue.input === undefined
+      ? `${param} is required.`
+      : `Invalid ${param}: ${issue.message}`;
   throw new AppError("invalid_request", message, { param });
 }
 

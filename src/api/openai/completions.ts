@@ -30,7 +30,12 @@ export function completionsRoutes(deps: AppDeps) {
       { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },
       abort.signal,
     );
-    const meta: CompletionMeta = { id: `cmpl-${randomUUID()}`, object: "text_completion", created: unixNow(), model: req.model };
+    const meta: CompletionMeta = {
+      id: `cmpl-${randomUUID()}`,
+      object: "text_completion",
+      created: unixNow(),
+      model: req.model,
+    };
 
     if (req.stream) {
       const includeUsage = req.stream_options?.include_usage === true;

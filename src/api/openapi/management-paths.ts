@@ -17,7 +17,8 @@ export function managementParameters(): Record<string, JsonSchema> {
       name: "account_id",
       in: "path",
       required: true,
-      description: "The account's ID; only the key's own account (and, for reads, `hearth`'s public models) is visible.",
+      description:
+        "The account's ID; only the key's own account (and, for reads, `hearth`'s public models) is visible.",
       schema: { type: "string", pattern: ACCOUNT_ID_PATTERN.source },
     },
     ModelId: {
@@ -31,7 +32,8 @@ export function managementParameters(): Record<string, JsonSchema> {
       name: "file_name",
       in: "path",
       required: true,
-      description: "One of the files an adapter consists of (docs/addons.md); anything else is a 400 with param file_name.",
+      description:
+        "One of the files an adapter consists of (docs/addons.md); anything else is a 400 with param file_name.",
       schema: { type: "string", enum: [...ADDON_FILE_NAMES] },
     },
   };
@@ -96,14 +98,15 @@ function modelPaths(): Record<string, JsonSchema> {
           invalid_request:
             "The body is invalid (`param` names the field, e.g. `modelId`); model.baseModel is not a READY base model the key may use.",
           not_found: "account_id is not the key's own account.",
-          conflict: "The modelId is taken in this account (`param: \"modelId\"`).",
+          conflict: 'The modelId is taken in this account (`param: "modelId"`).',
           ...JSON_BODY_LIMIT,
         },
       }),
       get: operation({
         operationId: "listAccountModels",
         summary: "List an account's models",
-        description: "The key's own account lists all its models; `hearth` lists its public base models. Ordered by model ID.",
+        description:
+          "The key's own account lists all its models; `hearth` lists its public base models. Ordered by model ID.",
         tag: MODELS,
         parameters: queryParameters(listModelsQuery, {
           pageSize: "Models per page, 1–200 (default 50).",
@@ -150,7 +153,8 @@ function modelPaths(): Record<string, JsonSchema> {
         }),
         responses: { "200": jsonResponse("Deleted.", schemaRef("Deleted")) },
         errors: {
-          invalid_request: "force is not `true` or `false`; the model is a base model (only uploaded adapters can be deleted).",
+          invalid_request:
+            "force is not `true` or `false`; the model is a base model (only uploaded adapters can be deleted).",
           ...modelNotFound(),
           conflict: "The model is deployed (or deploying, or undeploying) and force is not `true`.",
         },
@@ -183,16 +187,19 @@ function lifecyclePaths(): Record<string, JsonSchema> {
         requestBody: {
           required: true,
           description: "The file's bytes (any Content-Type; application/octet-stream is best).",
-          content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } },
+          content: {
+            "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } },
+          },
         },
         responses: { "200": jsonResponse("The stored file.", schemaRef("UploadedFile")) },
         errors: {
           invalid_request:
-            "file_name is not an addon file (`param: \"file_name\"`); x-content-sha256 is malformed or does not match; " +
+            'file_name is not an addon file (`param: "file_name"`); x-content-sha256 is malformed or does not match; ' +
             "there is no body; the model is a base model.",
           ...modelNotFound(),
           conflict: "The model is VALIDATING or READY: its files can no longer change.",
-          payload_too_large: "The file is larger than `HEARTH_MAX_UPLOAD_BYTES` (checked against Content-Length first).",
+          payload_too_large:
+            "The file is larger than `HEARTH_MAX_UPLOAD_BYTES` (checked against Content-Length first).",
         },
       }),
       delete: operation({
@@ -204,7 +211,7 @@ function lifecyclePaths(): Record<string, JsonSchema> {
         tag: MODELS,
         responses: { "200": jsonResponse("Removed.", schemaRef("Deleted")) },
         errors: {
-          invalid_request: "file_name is not an addon file (`param: \"file_name\"`); the model is a base model.",
+          invalid_request: 'file_name is not an addon file (`param: "file_name"`); the model is a base model.',
           ...modelNotFound(),
           conflict: "The model is VALIDATING or READY: its files can no longer change.",
         },

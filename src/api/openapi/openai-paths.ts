@@ -11,7 +11,7 @@ const INFERENCE_ERRORS: Reasons = {
     "A field is missing or invalid (`param` names it, e.g. `messages[0].role`); the body is not a JSON object; " +
     "the prompt and max_tokens do not fit the model's context.",
   not_found:
-    "The model does not exist or the key may not use it, or it is an adapter that is not DEPLOYED (`param: \"model\"`).",
+    'The model does not exist or the key may not use it, or it is an adapter that is not DEPLOYED (`param: "model"`).',
   ...JSON_BODY_LIMIT,
   rate_limited: "More than `HEARTH_MAX_QUEUE_DEPTH` requests already wait for this base model; retry shortly.",
   unavailable:
@@ -89,7 +89,8 @@ export function openAiPaths(): Record<string, JsonSchema> {
       get: operation({
         operationId: "listModels",
         summary: "List the models the key can query now",
-        description: "The public READY base models and the caller's DEPLOYED adapters (with `parent`, their base model).",
+        description:
+          "The public READY base models and the caller's DEPLOYED adapters (with `parent`, their base model).",
         tag: TAG,
         responses: { "200": jsonResponse("The models.", schemaRef("ModelList")) },
       }),

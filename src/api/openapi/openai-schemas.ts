@@ -23,7 +23,7 @@ const SAMPLING: Record<string, string> = {
   logprobs: NOT_SUPPORTED,
   logit_bias: NOT_SUPPORTED,
   tools: NOT_SUPPORTED,
-  response_format: "Only `{\"type\": \"text\"}` is accepted.",
+  response_format: 'Only `{"type": "text"}` is accepted.',
 };
 
 const usage = {
@@ -53,7 +53,10 @@ function answer(object: string, choice: JsonSchema, options: { chunk: boolean })
       ...answerFields(object),
       choices: { type: "array", items: choice },
       usage: options.chunk
-        ? { ...schemaRef("Usage"), description: "On the chunk that ends the last choice, and on the include_usage chunk." }
+        ? {
+            ...schemaRef("Usage"),
+            description: "On the chunk that ends the last choice, and on the include_usage chunk.",
+          }
         : schemaRef("Usage"),
     },
   };
@@ -145,7 +148,11 @@ export function openAiSchemas(): Record<string, JsonSchema> {
               embedding: {
                 anyOf: [
                   { type: "array", items: { type: "number" }, description: "encoding_format float: a unit vector." },
-                  { type: "string", contentEncoding: "base64", description: "encoding_format base64: float32, little-endian." },
+                  {
+                    type: "string",
+                    contentEncoding: "base64",
+                    description: "encoding_format base64: float32, little-endian.",
+                  },
                 ],
               },
             },

@@ -39,7 +39,8 @@ export function openApiDocument(): Record<string, unknown> {
         apiKey: {
           type: "http",
           scheme: "bearer",
-          description: "A Hearth API key (`hth_…`); it decides the account. The first admin key is in data/admin-api-key.",
+          description:
+            "A Hearth API key (`hth_…`); it decides the account. The first admin key is in data/admin-api-key.",
         },
       },
       parameters: managementParameters(),

@@ -47,11 +47,16 @@ export class AddonUploads {
   ): Promise<BlobInfo & { fileName: string }> {
     const model = await this.changeableFiles(caller, accountId, modelId, fileName);
     if (options.sha256 !== undefined && !SHA256.test(options.sha256)) {
-      throw new AppError("invalid_request", "x-content-sha256 must be 64 hexadecimal digits.", { param: "x-content-sha256" });
+      throw new AppError("invalid_request", "x-content-sha256 must be 64 hexadecimal digits.", {
+        param: "x-content-sha256",
+      });
     }
     const max = this.config.maxUploadBytes;
     if (options.contentLength !== undefined && options.contentLength > max) {
-      throw new AppError("payload_too_large", `${fileName} is ${options.contentLength} bytes; files may have at most ${max}.`);
+      throw new AppError(
+        "payload_too_large",
+        `${fileName} is ${options.contentLength} bytes; files may have at most ${max}.`,
+      );
     }
     if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
     const info = await this.storage
@@ -105,10 +110,11 @@ export class AddonUploads {
     } catch (cause) {
       const error =
         cause instanceof AppError ? cause : new AppError("internal", "Validation failed unexpectedly.", { cause });
-      if (error.code === "internal") this.log.error("validation failed", { model: modelName(accountId, modelId), error: String(cause) });
-      await transitionModelState(this.db, accountId, modelId, ["VALIDATING"], "FAILED", { stateReason: error.message }).catch(
-        (err: unknown) => this.log.error("could not mark model FAILED", { error: String(err) }),
-      );
+      if (error.code === "internal")
+        this.log.error("validation failed", { model: modelName(accountId, modelId), error: String(cause) });
+      await transitionModelState(this.db, accountId, modelId, ["VALIDATING"], "FAILED", {
+        stateReason: error.message,
+      }).catch((err: unknown) => this.log.error("could not mark model FAILED", { error: String(err) }));
       throw error;
     }
   }
@@ -116,12 +122,17 @@ export class AddonUploads {
   private async check(caller: Caller, model: Model): Promise<Model> {
     const files = await addonFiles(this.storage, model.accountId, model.modelId);
     if (files.size === 0) {
-      throw new AppError("invalid_request", "No files were uploaded: PUT the adapter's files first (see docs/addons.md).");
+      throw new AppError(
+        "invalid_request",
+        "No files were uploaded: PUT the adapter's files first (see docs/addons.md).",
+      );
     }
     const manifest = await readAddonManifest(files);
     const baseName = this.baseModelName(model, manifest);
     const base = await this.catalog.baseModel(caller, baseName.name, baseName.param).catch((error: unknown) => {
-      throw baseName.from && error instanceof AppError ? new AppError(error.code, `${baseName.from}: ${error.message}`) : error;
+      throw baseName.from && error instanceof AppError
+        ? new AppError(error.code, `${baseName.from}: ${error.message}`)
+        : error;
     });
     const plan = await validateAddon(files, manifest, base.filePath!, { maxRank: this.config.maxLoraRank });
     // hearth.json's template is checked even when the model has its own, which wins.
@@ -136,7 +147,8 @@ export class AddonUploads {
         conversationConfig: conversation,
       }),
     );
-    if (!ready) throw new AppError("conflict", `${modelName(model.accountId, model.modelId)} changed while it was validated.`);
+    if (!ready)
+      throw new AppError("conflict", `${modelName(model.accountId, model.modelId)} changed while it was validated.`);
     return ready;
   }
 
@@ -163,7 +175,7 @@ export class AddonUploads {
     if (named === undefined) {
       throw new AppError(
         "invalid_request",
-        "No base model: upload a hearth.json with {\"base_model\": \"accounts/hearth/models/<id>\"}, " +
+        'No base model: upload a hearth.json with {"base_model": "accounts/hearth/models/<id>"}, ' +
           "or give model.baseModel when creating the model. GET /v1/models lists the base models.",
       );
     }
@@ -172,7 +184,7 @@ export class AddonUploads {
         "invalid_request",
         `adapter_config.json: base_model_name_or_path is ${JSON.stringify(named)}, which is not a Hearth model name. ` +
           "Name the Hearth base model this adapter was trained from: upload a hearth.json with " +
-          "{\"base_model\": \"accounts/hearth/models/<id>\"} and validate again. GET /v1/models lists the base models.",
+          '{"base_model": "accounts/hearth/models/<id>"} and validate again. GET /v1/models lists the base models.',
       );
     }
     return { name: named, param: null, from };
@@ -193,9 +205,13 @@ export class AddonUploads {
 /** Says what went wrong with an upload in the client's terms (its file name, not a storage key). Nothing was stored. */
 function uploadProblem(cause: unknown, fileName: string, max: number, sha256: string | undefined): AppError {
   if (cause instanceof AppError && cause.code === "payload_too_large") {
-    return new AppError("payload_too_large", `${fileName} is larger than ${max} bytes, the most one file may have; nothing was stored.`, {
-      cause,
-    });
+    return new AppError(
+      "payload_too_large",
+      `${fileName} is larger than ${max} bytes, the most one file may have; nothing was stored.`,
+      {
+        cause,
+      },
+    );
   }
   if (cause instanceof AppError && cause.code === "invalid_request" && sha256 !== undefined) {
     return new AppError(
@@ -206,7 +222,11 @@ function uploadProblem(cause: unknown, fileName: string, max: number, sha256: st
   }
   if (cause instanceof AppError) return cause;
   // The body stream failed: the client went away or the connection broke mid-upload.
-  return new AppError("invalid_request", `The upload of ${fileName} ended before the whole file arrived; nothing was stored.`, {
-    cause,
-  });
+  return new AppError(
+    "invalid_request",
+    `The upload of ${fileName} ended before the whole file arrived; nothing was stored.`,
+    {
+      cause,
+    },
+  );
 }

@@ -31,10 +31,16 @@ export class Deployments {
     const name = modelName(accountId, modelId);
     const model = await this.catalog.owned(caller, accountId, modelId);
     if (model.kind === "base") {
-      throw new AppError("invalid_request", `${name} is a base model; every worker serves it, there is nothing to deploy.`);
+      throw new AppError(
+        "invalid_request",
+        `${name} is a base model; every worker serves it, there is nothing to deploy.`,
+      );
     }
     if (model.state !== "READY") {
-      const why = model.state === "FAILED" ? `it FAILED validation: ${model.stateReason ?? "no reason recorded"}` : `it is ${model.state}`;
+      const why =
+        model.state === "FAILED"
+          ? `it FAILED validation: ${model.stateReason ?? "no reason recorded"}`
+          : `it is ${model.state}`;
       throw new AppError(
         "invalid_request",
         `${name} cannot be deployed: ${why}. Only a READY model (uploaded and validated) can be deployed.`,
@@ -92,7 +98,9 @@ export class Deployments {
     const deployment = await orUnavailable(getDeployment(this.db, accountId, modelId));
     if (!deployment) return;
     if (deployment.state !== "UNDEPLOYING") {
-      await orUnavailable(setDeploymentState(this.db, accountId, modelId, "UNDEPLOYING", { artifactPath: deployment.artifactPath }));
+      await orUnavailable(
+        setDeploymentState(this.db, accountId, modelId, "UNDEPLOYING", { artifactPath: deployment.artifactPath }),
+      );
       await this.lifecycle.modelChanges.changed(modelName(accountId, modelId));
     }
     await orUnavailable(undeployModel(this.lifecycle, { accountId, modelId }));

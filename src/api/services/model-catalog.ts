@@ -1,7 +1,14 @@
 import type { Db } from "../../db/client.js";
 import { getAccount } from "../../db/queries/accounts.js";
 import { getDeployment } from "../../db/queries/deployments.js";
-import { createModel, getModel, getVisibleModel, listModelsPage, updateModel, type ModelPatch } from "../../db/queries/models.js";
+import {
+  createModel,
+  getModel,
+  getVisibleModel,
+  listModelsPage,
+  updateModel,
+  type ModelPatch,
+} from "../../db/queries/models.js";
 import { BUILTIN_ACCOUNT_ID } from "../../db/schema/accounts.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import type { Model } from "../../db/schema/models.js";
@@ -97,11 +104,7 @@ export class ModelCatalog {
     return { model, deployment: await orUnavailable(getDeployment(this.db, model.accountId, model.modelId)) };
   }
 
-  async list(
-    caller: Caller,
-    accountId: string,
-    page: Parameters<typeof listModelsPage>[2],
-  ): Promise<ModelListPage> {
+  async list(caller: Caller, accountId: string, page: Parameters<typeof listModelsPage>[2]): Promise<ModelListPage> {
     const publicOnly = accountId !== caller.accountId;
     if (publicOnly && accountId !== BUILTIN_ACCOUNT_ID) throw accountNotFound(accountId);
     const rows = await orUnavailable(
@@ -139,7 +142,9 @@ export class ModelCatalog {
    */
   async baseModel(caller: Caller, name: string, param: string | null): Promise<Model> {
     const match = parseModelName(name);
-    const model = match ? await orUnavailable(getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId)) : null;
+    const model = match
+      ? await orUnavailable(getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId))
+      : null;
     if (!model || model.kind !== "base" || model.state !== "READY" || !model.filePath) {
       throw new AppError(
         "invalid_request",
@@ -163,9 +168,15 @@ export class ModelCatalog {
 }
 
 export function modelNotFound(accountId: string, modelId: string): AppError {
-  return new AppError("not_found", `The model ${modelName(accountId, modelId)} does not exist or you do not have access to it.`);
+  return new AppError(
+    "not_found",
+    `The model ${modelName(accountId, modelId)} does not exist or you do not have access to it.`,
+  );
 }
 
 export function accountNotFound(accountId: string): AppError {
-  return new AppError("not_found", `The account ${JSON.stringify(accountId)} does not exist or you do not have access to it.`);
+  return new AppError(
+    "not_found",
+    `The account ${JSON.stringify(accountId)} does not exist or you do not have access to it.`,
+  );
 }

@@ -78,7 +78,9 @@ export class ModelResolver {
       new AppError(
         "not_found",
         `The model \`${name}\` is not deployed.` +
-          (model.kind === "lora" ? ` Deploy it with POST /v1/accounts/${model.accountId}/models/${model.modelId}/deploy.` : ""),
+          (model.kind === "lora"
+            ? ` Deploy it with POST /v1/accounts/${model.accountId}/models/${model.modelId}/deploy.`
+            : ""),
         { param: "model" },
       );
     if (model.kind === "base") {
@@ -98,7 +100,9 @@ export class ModelResolver {
         name,
         baseModelId: base.modelId,
         adapter: { key: deployment.artifactPath },
-        ...(typeof model.conversationConfig?.template === "string" ? { chatTemplate: model.conversationConfig.template } : {}),
+        ...(typeof model.conversationConfig?.template === "string"
+          ? { chatTemplate: model.conversationConfig.template }
+          : {}),
       },
       contextLength: baseModel.contextLength,
       embeddingLength: baseModel.embeddingLength,

@@ -43,7 +43,12 @@ export async function coldAdapterScenario(ctx: BenchContext): Promise<ScenarioRe
     title: "Cold adapter: deploy → DEPLOYED, and the first request to an adapter no worker has loaded",
     figures: [
       figure("deploy → DEPLOYED p50 / max", round(deploy.p50), "ms", `${round(deploy.p50)} / ${round(deploy.max)} ms`),
-      figure("cold TTFT − warm TTFT p50 / max", round(penalty.p50), "ms", `${round(penalty.p50)} / ${round(penalty.max)} ms`),
+      figure(
+        "cold TTFT − warm TTFT p50 / max",
+        round(penalty.p50),
+        "ms",
+        `${round(penalty.p50)} / ${round(penalty.max)} ms`,
+      ),
       figure("warm TTFT p50", round(summarize(warm).p50), "ms"),
       figure("request right after DEPLOYED − warm, p50", round(racing.p50), "ms"),
     ],
@@ -55,6 +60,14 @@ export async function coldAdapterScenario(ctx: BenchContext): Promise<ScenarioRe
       `${adapters.length} adapter(s) of rank 16; DEPLOYED polled every 5 ms; 1-token streamed requests; ` +
         "a deploy makes workers preload the adapter, so the request right after DEPLOYED may find it loading or loaded",
     ],
-    details: { deployMs, afterDeployTtftMs: afterDeploy, warmAfterDeployTtftMs: warmAfterDeploy, coldTtftMs: cold, warmTtftMs: warm, deploy, penalty },
+    details: {
+      deployMs,
+      afterDeployTtftMs: afterDeploy,
+      warmAfterDeployTtftMs: warmAfterDeploy,
+      coldTtftMs: cold,
+      warmTtftMs: warm,
+      deploy,
+      penalty,
+    },
   };
 }

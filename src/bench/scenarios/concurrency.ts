@@ -21,7 +21,8 @@ interface Run {
 export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress } = ctx;
   const spread = ctx.adapters.slice(0, sizes.adapterSpread);
-  if (spread.length < sizes.adapterSpread) throw new Error(`${sizes.adapterSpread} adapters are needed, ${spread.length} are deployed`);
+  if (spread.length < sizes.adapterSpread)
+    throw new Error(`${sizes.adapterSpread} adapters are needed, ${spread.length} are deployed`);
   const body = (model: string) => ({ model, prompt: ctx.prompt, max_tokens: sizes.concurrencyTokens, temperature: 0 });
 
   progress.step("concurrency: warming up the adapters");
@@ -31,12 +32,21 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
   for (const [i, streams] of sizes.concurrencyLevels.entries()) {
     const order: Run["mode"][] = i % 2 === 0 ? ["base", "adapters"] : ["adapters", "base"];
     for (const mode of order) {
-      progress.step(`concurrency: ${streams} streams on ${mode === "base" ? "the base model" : `${spread.length} adapters`}`);
+      progress.step(
+        `concurrency: ${streams} streams on ${mode === "base" ? "the base model" : `${spread.length} adapters`}`,
+      );
       const { results, wallMs } = await runClients<StreamTiming>(streams, sizes.concurrencyRounds, (client) =>
         ctx.http.stream(body(mode === "base" ? ctx.bench.name : spread[client % spread.length]!)),
       );
       const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
-      runs.push({ streams, mode, tokensPerS: (tokens / wallMs) * 1000, ttft: summarize(results.map((r) => r.ttftMs)), wallMs, tokens });
+      runs.push({
+        streams,
+        mode,
+        tokensPerS: (tokens / wallMs) * 1000,
+        ttft: summarize(results.map((r) => r.ttftMs)),
+        wallMs,
+        tokens,
+      });
     }
   }
 
@@ -49,7 +59,12 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
     ratios.push(ratio);
     figures.push(
       figure(`${streams} streams, base: tokens/s`, round(base.tokensPerS), "tok/s"),
-      figure(`${streams} streams, base: TTFT p50 / p99`, round(base.ttft.p50), "ms", `${round(base.ttft.p50)} / ${round(base.ttft.p99)} ms`),
+      figure(
+        `${streams} streams, base: TTFT p50 / p99`,
+        round(base.ttft.p50),
+        "ms",
+        `${round(base.ttft.p50)} / ${round(base.ttft.p99)} ms`,
+      ),
       figure(`${streams} streams, ${spread.length} adapters: tokens/s`, round(adapters.tokensPerS), "tok/s"),
       figure(
         `${streams} streams, ${spread.length} adapters: TTFT p50 / p99`,
@@ -65,7 +80,15 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
     id: "concurrency",
     title: `Concurrency and adapters: ${sizes.concurrencyTokens} tokens per stream, base model vs ${spread.length} distinct adapters`,
     figures,
-    targets: [target(`adapters ÷ base at every level (worst, at ${sizes.concurrencyLevels[ratios.indexOf(worst)]} streams)`, round(worst), ">=", 0.9, "×")],
+    targets: [
+      target(
+        `adapters ÷ base at every level (worst, at ${sizes.concurrencyLevels[ratios.indexOf(worst)]} streams)`,
+        round(worst),
+        ">=",
+        0.9,
+        "×",
+      ),
+    ],
     notes: [
       `${sizes.concurrencyRounds} request(s) per stream per level; worker: ${ctx.workerSettings.sequences} sequences per context, ` +
         `${ctx.workerSettings.threads} thread(s); each adapter has a context of its own with ${ctx.workerSettings.adapterSequences} sequences`,

@@ -37,7 +37,8 @@ export async function floorScenario(ctx: BenchContext): Promise<ScenarioResult> 
     httpOnly.push((await ctx.http.getJson("/healthz", false)).ms);
     withAuth.push((await ctx.http.getJson("/v1/whoami")).ms);
   }
-  const stages = sizes.stageProbeRequests > 0 ? await probeStages(ctx, body, sizes.stageProbeRequests, "floor") : undefined;
+  const stages =
+    sizes.stageProbeRequests > 0 ? await probeStages(ctx, body, sizes.stageProbeRequests, "floor") : undefined;
 
   const seq = summarize(sequential.results);
   const conc = summarize(concurrent.results);

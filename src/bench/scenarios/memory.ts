@@ -42,15 +42,30 @@ export async function memoryScenario(ctx: BenchContext): Promise<ScenarioResult>
   const last = rss[rss.length - 1]!;
   const perAdapter = (last.bytes - base) / last.adapters;
   const figures: Figure[] = rss.map((r) =>
-    figure(r.adapters === 0 ? "worker RSS, base model" : `worker RSS, ${r.adapters} adapter(s) loaded`, round(r.bytes / MB), "MB"),
+    figure(
+      r.adapters === 0 ? "worker RSS, base model" : `worker RSS, ${r.adapters} adapter(s) loaded`,
+      round(r.bytes / MB),
+      "MB",
+    ),
   );
   for (let i = 2; i < rss.length; i++) {
     const [a, b] = [rss[i - 1]!, rss[i]!];
-    figures.push(figure(`per adapter, ${a.adapters} → ${b.adapters}`, round((b.bytes - a.bytes) / (b.adapters - a.adapters) / MB), "MB"));
+    figures.push(
+      figure(
+        `per adapter, ${a.adapters} → ${b.adapters}`,
+        round((b.bytes - a.bytes) / (b.adapters - a.adapters) / MB),
+        "MB",
+      ),
+    );
   }
   figures.push(
     figure(`per adapter, 0 → ${last.adapters}`, round(perAdapter / MB), "MB"),
-    figure("bound: adapter file + its context's KV cache", round(bound / MB), "MB", `${round(bound / MB)} MB (${round(adapterBytes / MB)} + ${round(kvBytes / MB)})`),
+    figure(
+      "bound: adapter file + its context's KV cache",
+      round(bound / MB),
+      "MB",
+      `${round(bound / MB)} MB (${round(adapterBytes / MB)} + ${round(kvBytes / MB)})`,
+    ),
   );
   return {
     id: "memory",
@@ -73,7 +88,10 @@ async function largestArtifact(storageDir: string): Promise<number> {
 }
 
 /** The F16 KV cache of one context: cells × layers × (K + V) × KV width × 2 bytes. */
-async function kvCacheBytes(modelFile: string, settings: { adapterSequences: number; contextSize: number }): Promise<number> {
+async function kvCacheBytes(
+  modelFile: string,
+  settings: { adapterSequences: number; contextSize: number },
+): Promise<number> {
   const header = await readGgufHeader(modelFile);
   const value = (key: string) => {
     const entry = header.metadata.get(key);

@@ -11,7 +11,12 @@ import { pairedDifferences, round, summarize } from "../stats.js";
 export async function overheadScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress } = ctx;
   const local = await ctx.inProcess();
-  const body = (maxTokens: number) => ({ model: ctx.bench.name, prompt: ctx.prompt, max_tokens: maxTokens, temperature: 0 });
+  const body = (maxTokens: number) => ({
+    model: ctx.bench.name,
+    prompt: ctx.prompt,
+    max_tokens: maxTokens,
+    temperature: 0,
+  });
   const hearth = { ttft: [] as number[], tokens: 0, ms: 0 };
   const inProcess = { ttft: [] as number[], tokens: 0, ms: 0 };
 
@@ -27,7 +32,8 @@ export async function overheadScenario(ctx: BenchContext): Promise<ScenarioResul
     progress.step(`overhead: pair ${i + 1}/${pairs} (${maxTokens} tokens, Hearth then in-process)`);
     const h = await ctx.http.stream(body(maxTokens));
     const p = await local.generate(ctx.prompt, maxTokens);
-    if (h.tokens !== p.tokens) throw new Error(`Hearth generated ${h.tokens} tokens, in-process ${p.tokens}: not the same work`);
+    if (h.tokens !== p.tokens)
+      throw new Error(`Hearth generated ${h.tokens} tokens, in-process ${p.tokens}: not the same work`);
     hearth.ttft.push(h.ttftMs);
     inProcess.ttft.push(p.ttftMs);
     if (long) {

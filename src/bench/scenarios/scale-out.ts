@@ -43,7 +43,9 @@ export async function scaleOutScenario(ctx: BenchContext): Promise<ScenarioResul
     progress.step(`scale-out: ${sizes.scaleOutStreams} streams on ${label}`);
     const pids = ctx.cluster.workerPids;
     const cpuBefore = await Promise.all(pids.map(cpuSeconds));
-    const { results, wallMs } = await runClients<StreamTiming>(sizes.scaleOutStreams, sizes.scaleOutRounds, () => ctx.http.stream(body));
+    const { results, wallMs } = await runClients<StreamTiming>(sizes.scaleOutStreams, sizes.scaleOutRounds, () =>
+      ctx.http.stream(body),
+    );
     const cpuAfter = await Promise.all(pids.map(cpuSeconds));
     const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
     runs.push({
@@ -74,7 +76,15 @@ export async function scaleOutScenario(ctx: BenchContext): Promise<ScenarioResul
       ),
       figure("2 workers ÷ best single worker", round(ratio), "×"),
     ],
-    targets: [target(`2 workers ÷ 1 worker (${baseline.threads} thread(s)) at ${sizes.scaleOutStreams} streams`, round(ratio), ">=", 1.6, "×")],
+    targets: [
+      target(
+        `2 workers ÷ 1 worker (${baseline.threads} thread(s)) at ${sizes.scaleOutStreams} streams`,
+        round(ratio),
+        ">=",
+        1.6,
+        "×",
+      ),
+    ],
     notes: [
       `${cores} cores; the API, Redis and this client share them with the workers; ` +
         `${sizes.scaleOutRounds} request(s) per stream; each worker takes up to ${ctx.workerSettings.concurrency} jobs`,

@@ -24,15 +24,21 @@ export function registerAuthCommands({ program, list }: Verbs): void {
     "The key is saved in $HEARTH_CONFIG_DIR/auth.ini, else $XDG_CONFIG_HOME/hearth/auth.ini, else ~/.config/hearth/auth.ini (mode 0600).\n",
   );
 
-  examples(program.command("whoami").description("Show the API key's account, the key's prefix and the server").action(withContext(whoami)), [
-    "hearth whoami",
-    "hearth whoami --output json",
-  ]);
+  examples(
+    program
+      .command("whoami")
+      .description("Show the API key's account, the key's prefix and the server")
+      .action(withContext(whoami)),
+    ["hearth whoami", "hearth whoami --output json"],
+  );
 
-  examples(list.command("accounts").description("List the accounts the API key may use, with their IDs").action(withContext(listAccounts)), [
-    "hearth list accounts",
-    "hearth list accounts --quiet          # IDs only",
-  ]);
+  examples(
+    list
+      .command("accounts")
+      .description("List the accounts the API key may use, with their IDs")
+      .action(withContext(listAccounts)),
+    ["hearth list accounts", "hearth list accounts --quiet          # IDs only"],
+  );
 }
 
 async function signin(ctx: CliContext): Promise<void> {
@@ -43,7 +49,10 @@ async function signin(ctx: CliContext): Promise<void> {
     try {
       server = normalizeServer(answer);
     } catch (e) {
-      throw usageError(`Invalid server address: ${(e as Error).message}.`, "Run `hearth signin` again with e.g. http://localhost:8080.");
+      throw usageError(
+        `Invalid server address: ${(e as Error).message}.`,
+        "Run `hearth signin` again with e.g. http://localhost:8080.",
+      );
     }
   }
   let key = ctx.options.apiKey;
@@ -52,7 +61,9 @@ async function signin(ctx: CliContext): Promise<void> {
   if (!key) {
     throw usageError(
       "No API key was given.",
-      interactive ? "Paste the key when asked (data/admin-api-key holds the first one)." : "Pipe it in (`hearth signin < key-file`) or pass --api-key.",
+      interactive
+        ? "Paste the key when asked (data/admin-api-key holds the first one)."
+        : "Pipe it in (`hearth signin < key-file`) or pass --api-key.",
     );
   }
 
@@ -71,11 +82,24 @@ async function signin(ctx: CliContext): Promise<void> {
     throw e;
   }
   const { accounts } = await client.listAccounts();
-  await writeProfile(ctx.authFile, ctx.profileName, { ...ctx.profile, server, api_key: key, account_id: who.accountId });
+  await writeProfile(ctx.authFile, ctx.profileName, {
+    ...ctx.profile,
+    server,
+    api_key: key,
+    account_id: who.accountId,
+  });
 
   const { out } = ctx;
   out.result(
-    { server, profile: ctx.profileName, configFile: ctx.authFile, accountId: who.accountId, keyPrefix: who.keyPrefix, role: who.role, accounts },
+    {
+      server,
+      profile: ctx.profileName,
+      configFile: ctx.authFile,
+      accountId: who.accountId,
+      keyPrefix: who.keyPrefix,
+      role: who.role,
+      accounts,
+    },
     () => [
       `Signed in to ${server} as account ${out.paint(who.accountId, "bold")} with key ${who.keyPrefix}… (${who.role}).`,
       `Saved to ${ctx.authFile} (profile ${ctx.profileName}).`,
@@ -96,7 +120,10 @@ async function whoami(ctx: CliContext): Promise<void> {
         ["Account", `${out.paint(who.accountId, "bold")} (${who.account.displayName})`],
         ["Key", `${who.keyPrefix}… (${who.role}, key ID ${who.keyId})`],
         ["Server", ctx.server],
-        ["Key from", ctx.apiKey!.from === "profile" ? `${ctx.authFile} (profile ${ctx.profileName})` : ctx.apiKey!.from],
+        [
+          "Key from",
+          ctx.apiKey!.from === "profile" ? `${ctx.authFile} (profile ${ctx.profileName})` : ctx.apiKey!.from,
+        ],
       ]),
     () => who.accountId,
   );
@@ -104,7 +131,11 @@ async function whoami(ctx: CliContext): Promise<void> {
 
 async function listAccounts(ctx: CliContext): Promise<void> {
   const { accounts } = await ctx.client().listAccounts();
-  ctx.out.result({ accounts }, () => accountTable(ctx.out, accounts), () => accounts.map((a) => a.accountId));
+  ctx.out.result(
+    { accounts },
+    () => accountTable(ctx.out, accounts),
+    () => accounts.map((a) => a.accountId),
+  );
 }
 
 function accountTable(out: Output, accounts: Account[]): string[] {
@@ -122,5 +153,8 @@ function accountTable(out: Output, accounts: Account[]): string[] {
 }
 
 function firstLine(text: string): string | undefined {
-  return text.split(/\r?\n/).map((line) => line.trim()).find((line) => line !== "");
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .find((line) => line !== "");
 }

@@ -11,8 +11,16 @@ export function registerModelCommands(verbs: Verbs): void {
   const { get, list, update } = verbs;
 
   examples(
-    get.command("model").description("Show a model: its state, deployment and files").argument("<model_id>").action(withContext(getModel)),
-    ["hearth get model my-lora", "hearth get model hearth-tiny --account-id hearth", "hearth get model my-lora --output json"],
+    get
+      .command("model")
+      .description("Show a model: its state, deployment and files")
+      .argument("<model_id>")
+      .action(withContext(getModel)),
+    [
+      "hearth get model my-lora",
+      "hearth get model hearth-tiny --account-id hearth",
+      "hearth get model my-lora --output json",
+    ],
   );
 
   examples(
@@ -38,7 +46,10 @@ export function registerModelCommands(verbs: Verbs): void {
       .option("--display-name <text>", "the new display name")
       .option("--description <text>", "the new description")
       .action(withContext(updateModel)),
-    ['hearth update model my-lora --display-name "My LoRA v2"', 'hearth update model my-lora --description "Talks like the corpus"'],
+    [
+      'hearth update model my-lora --display-name "My LoRA v2"',
+      'hearth update model my-lora --description "Talks like the corpus"',
+    ],
   );
 
   examples(
@@ -54,12 +65,17 @@ export function registerModelCommands(verbs: Verbs): void {
 
 async function getModel(ctx: CliContext, modelId: string): Promise<void> {
   const model = await ctx.client().getModel(await ctx.accountId(), modelId);
-  ctx.out.result(model, () => modelDetails(ctx.out, model), () => model.name);
+  ctx.out.result(
+    model,
+    () => modelDetails(ctx.out, model),
+    () => model.name,
+  );
 }
 
 async function listModels(ctx: CliContext, options: { filter?: string; pageSize: string }): Promise<void> {
   const pageSize = Number(options.pageSize);
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 200) throw usageError(`--page-size ${options.pageSize} is not a whole number from 1 to 200.`);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 200)
+    throw usageError(`--page-size ${options.pageSize} is not a whole number from 1 to 200.`);
   const client = ctx.client();
   const accountId = await ctx.accountId();
   const models: Model[] = [];
@@ -67,17 +83,30 @@ async function listModels(ctx: CliContext, options: { filter?: string; pageSize:
   const { out } = ctx;
   out.result(
     { models },
-    () => (models.length ? modelTable(out, models) : [`Account ${accountId} has no models${options.filter ? " matching the filter" : ""}. Create one with \`hearth create model\`.`]),
+    () =>
+      models.length
+        ? modelTable(out, models)
+        : [
+            `Account ${accountId} has no models${options.filter ? " matching the filter" : ""}. Create one with \`hearth create model\`.`,
+          ],
     () => models.map((m) => m.modelId),
   );
 }
 
-async function updateModel(ctx: CliContext, modelId: string, options: { displayName?: string; description?: string }): Promise<void> {
+async function updateModel(
+  ctx: CliContext,
+  modelId: string,
+  options: { displayName?: string; description?: string },
+): Promise<void> {
   if (options.displayName === undefined && options.description === undefined) {
     throw usageError("Nothing to update.", "Pass --display-name and/or --description.");
   }
   const model = await ctx.client().updateModel(await ctx.accountId(), modelId, options);
-  ctx.out.result(model, () => [`Updated ${model.name}.`, ...modelDetails(ctx.out, model)], () => model.name);
+  ctx.out.result(
+    model,
+    () => [`Updated ${model.name}.`, ...modelDetails(ctx.out, model)],
+    () => model.name,
+  );
 }
 
 async function deleteModel(ctx: CliContext, modelId: string, options: { force?: boolean }): Promise<void> {

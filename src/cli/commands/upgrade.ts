@@ -16,7 +16,10 @@ export function registerUpgradeCommand({ program }: Verbs): void {
       .command("upgrade")
       .description("Install the newest hearth CLI from the update source (the npm registry, or a package tarball)")
       .option("--check", "only report whether a newer version exists")
-      .option("--source <url|path|npm>", "where to look: npm (the registry), or the URL or path of a tarball made by `npm pack`")
+      .option(
+        "--source <url|path|npm>",
+        "where to look: npm (the registry), or the URL or path of a tarball made by `npm pack`",
+      )
       .action(withContext(upgrade)),
     [
       "hearth upgrade --check",
@@ -38,14 +41,19 @@ async function upgrade(ctx: CliContext, options: { check?: boolean; source?: str
       { ...report, installed: false },
       () =>
         newer
-          ? [`${PACKAGE_NAME} ${release.version} is available from ${release.label} (this is ${HEARTH_VERSION}).`, `Install it with: hearth upgrade${options.source ? ` --source ${options.source}` : ""}`]
+          ? [
+              `${PACKAGE_NAME} ${release.version} is available from ${release.label} (this is ${HEARTH_VERSION}).`,
+              `Install it with: hearth upgrade${options.source ? ` --source ${options.source}` : ""}`,
+            ]
           : `hearth ${HEARTH_VERSION} is up to date (the newest at ${release.label} is ${release.version}).`,
       () => release.version,
     );
     return;
   }
   if (existsSync(new URL("../../../.git", import.meta.url))) {
-    out.note("This hearth runs from a git clone: the upgrade installs a separate global copy; update the clone with git pull.");
+    out.note(
+      "This hearth runs from a git clone: the upgrade installs a separate global copy; update the clone with git pull.",
+    );
   }
   out.note(`Installing ${PACKAGE_NAME} ${release.version} from ${release.label}…`);
   await installRelease(release, (line) => out.note(line));

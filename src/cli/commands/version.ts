@@ -4,10 +4,10 @@ import type { CliContext } from "../context.js";
 
 /** `hearth version`: this CLI's version and the server's (GET /v1/version, which needs no key). */
 export function registerVersionCommand({ program }: Verbs): void {
-  examples(program.command("version").description("Show the CLI's version and the server's").action(withContext(version)), [
-    "hearth version",
-    "hearth version --server http://gpu-box:8080 --output json",
-  ]);
+  examples(
+    program.command("version").description("Show the CLI's version and the server's").action(withContext(version)),
+    ["hearth version", "hearth version --server http://gpu-box:8080 --output json"],
+  );
 }
 
 async function version(ctx: CliContext): Promise<void> {

@@ -10,7 +10,11 @@ export interface DeploymentFields {
 }
 
 /** States that hold a slot of the account's deployed-model limit. */
-export const ACTIVE_DEPLOYMENT_STATES = ["DEPLOYING", "DEPLOYED", "UNDEPLOYING"] as const satisfies readonly DeploymentState[];
+export const ACTIVE_DEPLOYMENT_STATES = [
+  "DEPLOYING",
+  "DEPLOYED",
+  "UNDEPLOYING",
+] as const satisfies readonly DeploymentState[];
 
 export type StartDeploymentResult =
   | { outcome: "started"; deployment: Deployment }

@@ -118,7 +118,11 @@ export async function getVisibleModel(
 }
 
 /** The caller's own models and the public ones, by owner then ID. */
-export async function listVisibleModels(db: Db, callerAccountId: string, filter: ListModelsFilter = {}): Promise<Model[]> {
+export async function listVisibleModels(
+  db: Db,
+  callerAccountId: string,
+  filter: ListModelsFilter = {},
+): Promise<Model[]> {
   return db
     .select()
     .from(models)
@@ -167,7 +171,11 @@ function filterConditions(filter: ListModelsFilter) {
 }
 
 /** Whether a model other than the given one uses an artifact (converted adapters are shared by content). */
-export async function artifactInUse(db: Db, artifactKey: string, except: { accountId: string; modelId: string }): Promise<boolean> {
+export async function artifactInUse(
+  db: Db,
+  artifactKey: string,
+  except: { accountId: string; modelId: string },
+): Promise<boolean> {
   const rows = await db
     .select({ modelId: models.modelId })
     .from(models)
@@ -182,7 +190,12 @@ export async function artifactInUse(db: Db, artifactKey: string, except: { accou
 }
 
 /** Changes a model's fields and bumps updated_at; null when no such model. */
-export async function updateModel(db: Db, accountId: string, modelId: string, patch: ModelPatch): Promise<Model | null> {
+export async function updateModel(
+  db: Db,
+  accountId: string,
+  modelId: string,
+  patch: ModelPatch,
+): Promise<Model | null> {
   const rows = await db
     .update(models)
     .set({ ...patch, updatedAt: sql`now()` })
@@ -268,7 +281,11 @@ export async function listServableModels(db: Db, callerAccountId: string): Promi
     .leftJoin(deployments, and(eq(deployments.accountId, models.accountId), eq(deployments.modelId, models.modelId)))
     .where(
       or(
-        and(eq(models.kind, "base"), eq(models.state, "READY"), or(eq(models.public, true), eq(models.accountId, callerAccountId))),
+        and(
+          eq(models.kind, "base"),
+          eq(models.state, "READY"),
+          or(eq(models.public, true), eq(models.accountId, callerAccountId)),
+        ),
         and(eq(models.kind, "lora"), eq(models.accountId, callerAccountId), eq(deployments.state, "DEPLOYED")),
       ),
     )

@@ -31,16 +31,29 @@ export async function readAddonBase(file: string): Promise<AddonBase> {
  * a layer the base does not have, an lm_head LoRA on a base whose output is tied to its
  * embeddings, a base tensor that is missing or not a matrix.
  */
-export function baseWeightFor(base: AddonBase, target: LoraTarget, label: string, tensor: string): { name: string; shape: [number, number]; index: number } {
+export function baseWeightFor(
+  base: AddonBase,
+  target: LoraTarget,
+  label: string,
+  tensor: string,
+): { name: string; shape: [number, number]; index: number } {
   const name = ggufTargetName(target);
   if (target.layer !== null && target.layer >= base.blockCount) {
-    throw fileProblem(label, `tensor ${tensor} is for layer ${target.layer}, but the base model has ${base.blockCount} layer${base.blockCount === 1 ? "" : "s"} (0 to ${base.blockCount - 1})`);
+    throw fileProblem(
+      label,
+      `tensor ${tensor} is for layer ${target.layer}, but the base model has ${base.blockCount} layer${base.blockCount === 1 ? "" : "s"} (0 to ${base.blockCount - 1})`,
+    );
   }
   const found = base.tensors.get(name);
   if (found === undefined && name === OUTPUT_WEIGHT) {
-    throw fileProblem(label, `tensor ${tensor} adapts lm_head, but the base model ties its output layer to its token embeddings (it has no ${OUTPUT_WEIGHT}); a LoRA on lm_head cannot be applied to it`);
+    throw fileProblem(
+      label,
+      `tensor ${tensor} adapts lm_head, but the base model ties its output layer to its token embeddings (it has no ${OUTPUT_WEIGHT}); a LoRA on lm_head cannot be applied to it`,
+    );
   }
-  if (found === undefined) throw fileProblem(label, `tensor ${tensor} adapts ${name}, which the base model does not have`);
-  if (found.shape.length !== 2) throw fileProblem(label, `tensor ${tensor} adapts ${name}, which is not a matrix in the base model`);
+  if (found === undefined)
+    throw fileProblem(label, `tensor ${tensor} adapts ${name}, which the base model does not have`);
+  if (found.shape.length !== 2)
+    throw fileProblem(label, `tensor ${tensor} adapts ${name}, which is not a matrix in the base model`);
   return { name, shape: found.shape as [number, number], index: found.index };
 }

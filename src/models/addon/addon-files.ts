@@ -6,7 +6,12 @@ import { fileProblem, openModelFile } from "../model-file-error.js";
  * file's name, and the reading of its small JSON files.
  */
 
-export const ADDON_FILE_NAMES = ["adapter_config.json", "adapter_model.safetensors", "adapter.gguf", "hearth.json"] as const;
+export const ADDON_FILE_NAMES = [
+  "adapter_config.json",
+  "adapter_model.safetensors",
+  "adapter.gguf",
+  "hearth.json",
+] as const;
 
 export type AddonFileName = (typeof ADDON_FILE_NAMES)[number];
 
@@ -38,10 +43,13 @@ export function isAddonFileName(name: string): name is AddonFileName {
 /** Throws AppError("invalid_request", …, {param: "file_name"}) unless `name` is one of ADDON_FILE_NAMES. */
 export function checkAddonFileName(name: string): void {
   if (name.length === 0) throw badName("file_name is empty");
-  if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES) throw badName(`file_name is longer than ${MAX_NAME_BYTES} bytes`);
+  if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES)
+    throw badName(`file_name is longer than ${MAX_NAME_BYTES} bytes`);
   if (/[/\\]/.test(name) || name.startsWith(".") || /[\u0000-\u001f\u007f]/.test(name)) {
     const shown = JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
-    throw badName(`${shown}: a file name must be a plain name: no folders ("/", "\\"), no leading "." and no control characters`);
+    throw badName(
+      `${shown}: a file name must be a plain name: no folders ("/", "\\"), no leading "." and no control characters`,
+    );
   }
   if (isPickleFileName(name)) {
     throw badName(
@@ -58,7 +66,8 @@ export async function readAddonJson(file: string, label: AddonFileName): Promise
   let bytes: Uint8Array;
   try {
     const { size } = await handle.stat();
-    if (size > ADDON_JSON_MAX_BYTES) throw fileProblem(label, `is ${size} bytes; the limit is ${ADDON_JSON_MAX_BYTES} bytes`);
+    if (size > ADDON_JSON_MAX_BYTES)
+      throw fileProblem(label, `is ${size} bytes; the limit is ${ADDON_JSON_MAX_BYTES} bytes`);
     bytes = new Uint8Array(size);
     const { bytesRead } = await handle.read(bytes, 0, size, 0);
     if (bytesRead !== size) throw fileProblem(label, "file changed while it was read");

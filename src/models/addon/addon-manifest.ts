@@ -37,7 +37,8 @@ export async function readAddonManifest(files: ReadonlyMap<string, string>): Pro
 
   let configBaseModel: string | undefined;
   const configFile = files.get(PEFT_CONFIG);
-  if (configFile !== undefined) configBaseModel = parsePeftConfig(await readAddonJson(configFile, PEFT_CONFIG)).baseModel;
+  if (configFile !== undefined)
+    configBaseModel = parsePeftConfig(await readAddonJson(configFile, PEFT_CONFIG)).baseModel;
 
   const hearthFile = files.get(HEARTH_JSON);
   const hearth = hearthFile === undefined ? {} : parseHearthJson(await readAddonJson(hearthFile, HEARTH_JSON));
@@ -45,7 +46,8 @@ export async function readAddonManifest(files: ReadonlyMap<string, string>): Pro
   return {
     format,
     baseModel,
-    baseModelFrom: hearth.baseModel !== undefined ? HEARTH_JSON : configBaseModel !== undefined ? PEFT_CONFIG : undefined,
+    baseModelFrom:
+      hearth.baseModel !== undefined ? HEARTH_JSON : configBaseModel !== undefined ? PEFT_CONFIG : undefined,
     conversationConfig: hearth.conversationConfig,
   };
 }
@@ -55,21 +57,34 @@ function addonFormat(files: ReadonlyMap<string, string>): AddonManifest["format"
   const config = files.has(PEFT_CONFIG);
   const weights = files.has(PEFT_WEIGHTS);
   if (gguf && (config || weights)) {
-    throw fileProblem(GGUF_ADAPTER, `an addon is either ${GGUF_ADAPTER} or ${PEFT_CONFIG} with ${PEFT_WEIGHTS}, not both`);
+    throw fileProblem(
+      GGUF_ADAPTER,
+      `an addon is either ${GGUF_ADAPTER} or ${PEFT_CONFIG} with ${PEFT_WEIGHTS}, not both`,
+    );
   }
   if (gguf) return "gguf";
   if (config && weights) return "peft";
   if (config) throw fileProblem(PEFT_WEIGHTS, `missing: ${PEFT_CONFIG} needs the adapter's weights in ${PEFT_WEIGHTS}`);
   if (weights) throw fileProblem(PEFT_CONFIG, `missing: ${PEFT_WEIGHTS} needs its ${PEFT_CONFIG}`);
-  throw fileProblem(PEFT_WEIGHTS, `missing: an addon is ${PEFT_CONFIG} with ${PEFT_WEIGHTS} (PEFT), or ${GGUF_ADAPTER} (llama.cpp)`);
+  throw fileProblem(
+    PEFT_WEIGHTS,
+    `missing: an addon is ${PEFT_CONFIG} with ${PEFT_WEIGHTS} (PEFT), or ${GGUF_ADAPTER} (llama.cpp)`,
+  );
 }
 
-function parseHearthJson(json: Record<string, unknown>): { baseModel?: string; conversationConfig?: Record<string, unknown> } {
+function parseHearthJson(json: Record<string, unknown>): {
+  baseModel?: string;
+  conversationConfig?: Record<string, unknown>;
+} {
   for (const key of Object.keys(json)) {
-    if (!HEARTH_JSON_KEYS.includes(key)) throw fileProblem(HEARTH_JSON, `unknown key ${JSON.stringify(key)} (accepted: ${HEARTH_JSON_KEYS.join(", ")})`);
+    if (!HEARTH_JSON_KEYS.includes(key))
+      throw fileProblem(HEARTH_JSON, `unknown key ${JSON.stringify(key)} (accepted: ${HEARTH_JSON_KEYS.join(", ")})`);
   }
   const { base_model: baseModel, conversation_config: conversationConfig } = json;
-  if (baseModel !== undefined && (typeof baseModel !== "string" || baseModel.length === 0 || baseModel.length > MAX_BASE_MODEL_LENGTH)) {
+  if (
+    baseModel !== undefined &&
+    (typeof baseModel !== "string" || baseModel.length === 0 || baseModel.length > MAX_BASE_MODEL_LENGTH)
+  ) {
     throw fileProblem(HEARTH_JSON, `base_model must be a model name of 1 to ${MAX_BASE_MODEL_LENGTH} characters`);
   }
   if (conversationConfig !== undefined && !isJsonObject(conversationConfig)) {

@@ -15,7 +15,11 @@ import { toRopeRowOrder } from "./rope-row-order.js";
  * the plan says so and multiplied by the plan's bScale, so that llama.cpp's alpha/rank
  * reproduces PEFT's scale. The same input gives the same bytes.
  */
-export async function convertAddon(files: ReadonlyMap<string, string>, plan: AddonPlan, outFile: string): Promise<void> {
+export async function convertAddon(
+  files: ReadonlyMap<string, string>,
+  plan: AddonPlan,
+  outFile: string,
+): Promise<void> {
   if (plan.format === "gguf") {
     const source = requireAddonFile(files, GGUF_ADAPTER);
     await writeFileAtomically(outFile, (tmp) => copyFile(source, tmp));
@@ -26,8 +30,18 @@ export async function convertAddon(files: ReadonlyMap<string, string>, plan: Add
     expectShape(header, w.source.a, [w.rank, w.inFeatures]);
     expectShape(header, w.source.b, [w.outFeatures, w.rank]);
     return [
-      { name: `${w.target}${GGUF_LORA_A_SUFFIX}`, type: "F32", shape: [w.rank, w.inFeatures], data: () => readSafetensorsTensor(header, w.source.a) },
-      { name: `${w.target}${GGUF_LORA_B_SUFFIX}`, type: "F32", shape: [w.outFeatures, w.rank], data: async () => ggufLoraB(await readSafetensorsTensor(header, w.source.b), w) },
+      {
+        name: `${w.target}${GGUF_LORA_A_SUFFIX}`,
+        type: "F32",
+        shape: [w.rank, w.inFeatures],
+        data: () => readSafetensorsTensor(header, w.source.a),
+      },
+      {
+        name: `${w.target}${GGUF_LORA_B_SUFFIX}`,
+        type: "F32",
+        shape: [w.outFeatures, w.rank],
+        data: async () => ggufLoraB(await readSafetensorsTensor(header, w.source.b), w),
+      },
     ];
   });
   const metadata = ggufLoraMetadata({ architecture: plan.architecture, name: "hearth-addon", alpha: plan.alpha });

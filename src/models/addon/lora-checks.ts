@@ -22,11 +22,17 @@ export function checkFactorShapes(
   const [outFeatures, inFeatures] = base.shape;
   const show = (shape: readonly number[]) => `[${shape.join(", ")}]`;
   if (a.shape.length !== 2 || a.shape[1] !== inFeatures) {
-    throw fileProblem(label, `tensor ${a.name} has shape ${show(a.shape)}, expected [rank, ${inFeatures}] for ${base.name} of shape ${show(base.shape)}`);
+    throw fileProblem(
+      label,
+      `tensor ${a.name} has shape ${show(a.shape)}, expected [rank, ${inFeatures}] for ${base.name} of shape ${show(base.shape)}`,
+    );
   }
   const rank = a.shape[0]!;
   if (b.shape.length !== 2 || b.shape[0] !== outFeatures || b.shape[1] !== rank) {
-    throw fileProblem(label, `tensor ${b.name} has shape ${show(b.shape)}, expected [${outFeatures}, ${rank}] for ${base.name} of shape ${show(base.shape)} and rank ${rank}`);
+    throw fileProblem(
+      label,
+      `tensor ${b.name} has shape ${show(b.shape)}, expected [${outFeatures}, ${rank}] for ${base.name} of shape ${show(base.shape)} and rank ${rank}`,
+    );
   }
   return rank;
 }
@@ -36,7 +42,8 @@ export function finiteMaxAbs(values: Float32Array, label: string, tensor: string
   let max = 0;
   for (let i = 0; i < values.length; i++) {
     const v = Math.abs(values[i]!);
-    if (!(v <= Number.MAX_VALUE)) throw fileProblem(label, `tensor ${tensor} holds a non-finite value (${values[i]}) at index ${i}`);
+    if (!(v <= Number.MAX_VALUE))
+      throw fileProblem(label, `tensor ${tensor} holds a non-finite value (${values[i]}) at index ${i}`);
     if (v > max) max = v;
   }
   return max;

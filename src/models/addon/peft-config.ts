@@ -34,7 +34,11 @@ const refusedWhenSet: Record<string, string> = {
 export function parsePeftConfig(json: Record<string, unknown>): PeftConfig {
   const fail = (problem: string) => fileProblem(PEFT_CONFIG, problem);
   const isSet = (value: unknown) =>
-    value !== undefined && value !== null && value !== false && !(Array.isArray(value) && value.length === 0) && !(isObject(value) && Object.keys(value).length === 0);
+    value !== undefined &&
+    value !== null &&
+    value !== false &&
+    !(Array.isArray(value) && value.length === 0) &&
+    !(isObject(value) && Object.keys(value).length === 0);
 
   if (json.peft_type !== undefined && json.peft_type !== null && json.peft_type !== "LORA") {
     throw fail(`peft_type is ${JSON.stringify(json.peft_type)}; only LORA adapters are supported`);
@@ -47,16 +51,21 @@ export function parsePeftConfig(json: Record<string, unknown>): PeftConfig {
     throw fail("fan_in_fan_out (transposed weights, as in GPT-2's Conv1D) is not supported");
   }
   if (json.bias !== undefined && json.bias !== null && json.bias !== "none") {
-    throw fail(`bias is ${JSON.stringify(json.bias)}; only "none" is supported (trained biases are not part of a LoRA)`);
+    throw fail(
+      `bias is ${JSON.stringify(json.bias)}; only "none" is supported (trained biases are not part of a LoRA)`,
+    );
   }
 
   const baseModel = json.base_model_name_or_path;
-  if (baseModel !== undefined && baseModel !== null && typeof baseModel !== "string") throw fail("base_model_name_or_path must be a string");
+  if (baseModel !== undefined && baseModel !== null && typeof baseModel !== "string")
+    throw fail("base_model_name_or_path must be a string");
 
   const r = json.r;
-  if (!isPositiveInteger(r)) throw fail(r === undefined ? "r (the LoRA rank) is missing" : "r must be a positive integer");
+  if (!isPositiveInteger(r))
+    throw fail(r === undefined ? "r (the LoRA rank) is missing" : "r must be a positive integer");
   const loraAlpha = json.lora_alpha;
-  if (!isPositiveNumber(loraAlpha)) throw fail(loraAlpha === undefined ? "lora_alpha is missing" : "lora_alpha must be a positive number");
+  if (!isPositiveNumber(loraAlpha))
+    throw fail(loraAlpha === undefined ? "lora_alpha is missing" : "lora_alpha must be a positive number");
   const useRslora = json.use_rslora ?? false;
   if (typeof useRslora !== "boolean") throw fail("use_rslora must be true or false");
 
@@ -84,7 +93,9 @@ function parseTargetModules(value: unknown, fail: (problem: string) => Error): P
   for (const name of value) {
     const kind = name.split(".").at(-1)!;
     if (!isLoraModuleKind(kind)) {
-      throw fail(`target_modules includes ${name}, which Hearth cannot apply a LoRA to (supported modules: ${SUPPORTED_MODULES_TEXT})`);
+      throw fail(
+        `target_modules includes ${name}, which Hearth cannot apply a LoRA to (supported modules: ${SUPPORTED_MODULES_TEXT})`,
+      );
     }
   }
   return value;
@@ -108,7 +119,9 @@ function parsePattern(
   if (!isObject(value)) throw fail(`${field} must be an object mapping module names to values`);
   return Object.entries(value).map(([key, v]) => {
     if (!PATTERN_KEY.test(key)) {
-      throw fail(`${field} key ${JSON.stringify(key)} is not a module name; Hearth accepts module names and name suffixes such as "q_proj" or "model.layers.0.self_attn.q_proj"`);
+      throw fail(
+        `${field} key ${JSON.stringify(key)} is not a module name; Hearth accepts module names and name suffixes such as "q_proj" or "model.layers.0.self_attn.q_proj"`,
+      );
     }
     if (!valid(v)) throw fail(`${field}[${JSON.stringify(key)}] must be ${expected}`);
     return [key, v];

@@ -1,6 +1,12 @@
 import { fileProblem } from "../model-file-error.js";
 import { PEFT_WEIGHTS } from "./addon-files.js";
-import { LAYER_INDEX, LORA_MODULES, SUPPORTED_MODULES_TEXT, isLoraModuleKind, type LoraTarget } from "./lora-targets.js";
+import {
+  LAYER_INDEX,
+  LORA_MODULES,
+  SUPPORTED_MODULES_TEXT,
+  isLoraModuleKind,
+  type LoraTarget,
+} from "./lora-targets.js";
 
 /**
  * The tensor names of a PEFT LoRA saved with save_pretrained for a llama-family causal LM:
@@ -24,7 +30,13 @@ export function parsePeftTensorName(name: string): PeftTensorName {
   const fail = (problem: string) => fileProblem(PEFT_WEIGHTS, `tensor ${name} ${problem}`);
   const groups = standard.exec(name)?.groups;
   if (groups !== undefined) {
-    const { module, layer, parent, kind, factor } = groups as { module: string; layer?: string; parent?: string; kind: string; factor: "A" | "B" };
+    const { module, layer, parent, kind, factor } = groups as {
+      module: string;
+      layer?: string;
+      parent?: string;
+      kind: string;
+      factor: "A" | "B";
+    };
     if (isLoraModuleKind(kind) && LORA_MODULES[kind].parent === (parent ?? null)) {
       return { module, kind, layer: layer === undefined ? null : Number(layer), factor };
     }
@@ -40,10 +52,13 @@ export function parsePeftTensorName(name: string): PeftTensorName {
     throw fail(`is an embedding LoRA, which Hearth cannot apply (supported modules: ${SUPPORTED_MODULES_TEXT})`);
   }
   if (name.includes("lora_magnitude_vector")) throw fail("is a DoRA magnitude vector; DoRA adapters are not supported");
-  if (/\.lora_(A|B)\.bias$/.test(name) || name.endsWith(".bias")) throw fail("is a bias; LoRA biases are not supported");
+  if (/\.lora_(A|B)\.bias$/.test(name) || name.endsWith(".bias"))
+    throw fail("is a bias; LoRA biases are not supported");
   const module = /^base_model\.model\.(.+)\.lora_(A|B)\.weight$/.exec(name);
   if (module !== null) {
-    throw fail(`adapts ${module[1]}, which Hearth cannot apply a LoRA to (supported modules: ${SUPPORTED_MODULES_TEXT})`);
+    throw fail(
+      `adapts ${module[1]}, which Hearth cannot apply a LoRA to (supported modules: ${SUPPORTED_MODULES_TEXT})`,
+    );
   }
   throw fail(
     "is not a LoRA weight Hearth understands (expected base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight, " +

@@ -15,7 +15,10 @@ export async function validateAddon(
   baseModelFile: string,
   limits: AddonLimits,
 ): Promise<AddonPlan> {
-  if (!Number.isSafeInteger(limits.maxRank) || limits.maxRank < 1) throw new Error(`maxRank ${limits.maxRank} is not a positive integer`);
+  if (!Number.isSafeInteger(limits.maxRank) || limits.maxRank < 1)
+    throw new Error(`maxRank ${limits.maxRank} is not a positive integer`);
   const base = await readAddonBase(baseModelFile);
-  return manifest.format === "peft" ? validatePeftAddon(files, base, limits) : validateGgufLoraAddon(files, base, limits);
+  return manifest.format === "peft"
+    ? validatePeftAddon(files, base, limits)
+    : validateGgufLoraAddon(files, base, limits);
 }

@@ -11,7 +11,11 @@ import { SUPPORTED_GGUF_TARGETS_TEXT, parseGgufTargetName, type LoraTarget } fro
 const FACTOR_TYPES: readonly GgmlTypeName[] = ["F32", "F16", "BF16"];
 
 /** Validates a ready llama.cpp LoRA (adapter.gguf) against its base: what llama.cpp checks on load, and more. */
-export async function validateGgufLoraAddon(files: ReadonlyMap<string, string>, base: AddonBase, limits: AddonLimits): Promise<AddonPlan> {
+export async function validateGgufLoraAddon(
+  files: ReadonlyMap<string, string>,
+  base: AddonBase,
+  limits: AddonLimits,
+): Promise<AddonPlan> {
   const file = requireAddonFile(files, GGUF_ADAPTER);
   const { header, architecture } = await readGgufLoraHeader(file);
   const fail = (problem: string) => fileProblem(GGUF_ADAPTER, problem);
@@ -55,9 +59,11 @@ export async function readGgufLoraHeader(file: string): Promise<{ header: GgufHe
     return value.value;
   };
   const generalType = text("general.type");
-  if (generalType !== "adapter") throw fail(`general.type is ${JSON.stringify(generalType)}, not "adapter": this is not a LoRA adapter`);
+  if (generalType !== "adapter")
+    throw fail(`general.type is ${JSON.stringify(generalType)}, not "adapter": this is not a LoRA adapter`);
   const adapterType = text("adapter.type");
-  if (adapterType !== "lora") throw fail(`adapter.type is ${JSON.stringify(adapterType)}; only "lora" adapters are supported`);
+  if (adapterType !== "lora")
+    throw fail(`adapter.type is ${JSON.stringify(adapterType)}; only "lora" adapters are supported`);
   if (header.metadata.has("adapter.alora.invocation_tokens")) {
     throw fail("activated LoRA adapters (adapter.alora.invocation_tokens) are not supported");
   }
@@ -79,7 +85,10 @@ export function ggufLoraTarget(targetName: string, a: GgufTensorInfo): LoraTarge
 export function checkFactorTypes(a: GgufTensorInfo, b: GgufTensorInfo): void {
   for (const t of [a, b]) {
     if (!FACTOR_TYPES.includes(t.type)) {
-      throw fileProblem(GGUF_ADAPTER, `tensor ${t.name} has type ${t.type}; LoRA tensors must be ${FACTOR_TYPES.join(", ")}`);
+      throw fileProblem(
+        GGUF_ADAPTER,
+        `tensor ${t.name} has type ${t.type}; LoRA tensors must be ${FACTOR_TYPES.join(", ")}`,
+      );
     }
   }
 }
@@ -92,11 +101,15 @@ export function loraAlpha(value: GgufValue | undefined, fail: (problem: string) 
   return value.value;
 }
 
-export function pairByTarget(tensors: readonly GgufTensorInfo[], fail: (problem: string) => Error): Map<string, { a: GgufTensorInfo; b: GgufTensorInfo }> {
+export function pairByTarget(
+  tensors: readonly GgufTensorInfo[],
+  fail: (problem: string) => Error,
+): Map<string, { a: GgufTensorInfo; b: GgufTensorInfo }> {
   const halves = new Map<string, { a?: GgufTensorInfo; b?: GgufTensorInfo }>();
   for (const t of tensors) {
     const factor = t.name.endsWith(GGUF_LORA_A_SUFFIX) ? "a" : t.name.endsWith(GGUF_LORA_B_SUFFIX) ? "b" : undefined;
-    if (factor === undefined) throw fail(`tensor ${t.name} is not a LoRA tensor (names end in ${GGUF_LORA_A_SUFFIX} or ${GGUF_LORA_B_SUFFIX})`);
+    if (factor === undefined)
+      throw fail(`tensor ${t.name} is not a LoRA tensor (names end in ${GGUF_LORA_A_SUFFIX} or ${GGUF_LORA_B_SUFFIX})`);
     const target = t.name.slice(0, -GGUF_LORA_A_SUFFIX.length);
     const entry = halves.get(target) ?? {};
     entry[factor] = t;

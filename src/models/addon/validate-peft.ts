@@ -5,17 +5,28 @@ import { PEFT_CONFIG, PEFT_WEIGHTS, readAddonJson, requireAddonFile } from "./ad
 import { baseWeightFor, type AddonBase } from "./addon-base.js";
 import { addonPlan, type AddonLimits, type AddonLoraWeight, type AddonPlan } from "./addon-plan.js";
 import { checkFactorShapes, checkRank, finiteMaxAbs } from "./lora-checks.js";
-import { parsePeftConfig, peftModuleRank, peftModuleScale, targetModulesInclude, type PeftConfig } from "./peft-config.js";
+import {
+  parsePeftConfig,
+  peftModuleRank,
+  peftModuleScale,
+  targetModulesInclude,
+  type PeftConfig,
+} from "./peft-config.js";
 import { parsePeftTensorName, type PeftTensorName } from "./peft-tensor-names.js";
 import { fitsRopeRowOrder, ropeRowHeads } from "./rope-row-order.js";
 
 const FLOAT32_MAX = 3.4028234663852886e38;
 
 /** Validates a PEFT addon (adapter_config.json + adapter_model.safetensors) against its base. */
-export async function validatePeftAddon(files: ReadonlyMap<string, string>, base: AddonBase, limits: AddonLimits): Promise<AddonPlan> {
+export async function validatePeftAddon(
+  files: ReadonlyMap<string, string>,
+  base: AddonBase,
+  limits: AddonLimits,
+): Promise<AddonPlan> {
   const config = parsePeftConfig(await readAddonJson(requireAddonFile(files, PEFT_CONFIG), PEFT_CONFIG));
   checkRank(config.r, limits, PEFT_CONFIG, "r");
-  for (const [key, rank] of config.rankPattern) checkRank(rank, limits, PEFT_CONFIG, `rank_pattern[${JSON.stringify(key)}]`);
+  for (const [key, rank] of config.rankPattern)
+    checkRank(rank, limits, PEFT_CONFIG, `rank_pattern[${JSON.stringify(key)}]`);
 
   const header = await readSafetensorsHeader(requireAddonFile(files, PEFT_WEIGHTS), PEFT_WEIGHTS);
   const modules = pairByModule(header.tensors);
@@ -30,7 +41,10 @@ export async function validatePeftAddon(files: ReadonlyMap<string, string>, base
     checkConfiguredRank(config, { name, a }, rank);
     const ropeHeads = ropeRowHeads(base.architecture, name.kind, base);
     if (ropeHeads !== null && !fitsRopeRowOrder(weight.shape[0], ropeHeads)) {
-      throw fileProblem(PEFT_WEIGHTS, `tensor ${b.name}: ${weight.shape[0]} rows do not split into ${ropeHeads} attention heads of the base model`);
+      throw fileProblem(
+        PEFT_WEIGHTS,
+        `tensor ${b.name}: ${weight.shape[0]} rows do not split into ${ropeHeads} attention heads of the base model`,
+      );
     }
     // llama.cpp scales B·A by alpha/rank, with alpha the float32 adapter.lora.alpha.
     const bScale = (peftModuleScale(config, name.module) * rank) / Math.fround(config.loraAlpha);
@@ -38,7 +52,10 @@ export async function validatePeftAddon(files: ReadonlyMap<string, string>, base
     finiteMaxAbs(await readSafetensorsTensor(header, a.name), PEFT_WEIGHTS, a.name);
     const maxB = finiteMaxAbs(await readSafetensorsTensor(header, b.name), PEFT_WEIGHTS, b.name);
     if (!(maxB * bScale <= FLOAT32_MAX)) {
-      throw fileProblem(PEFT_WEIGHTS, `tensor ${b.name} overflows float32 once scaled by ${bScale} (the module's alpha over lora_alpha)`);
+      throw fileProblem(
+        PEFT_WEIGHTS,
+        `tensor ${b.name} overflows float32 once scaled by ${bScale} (the module's alpha over lora_alpha)`,
+      );
     }
     weights.push({
       target: weight.name,
@@ -63,15 +80,25 @@ export interface ModuleTensors {
 /** target_modules in adapter_config.json must select every module the weights adapt. */
 export function checkTargetSelected(config: PeftConfig, { name, a }: Pick<ModuleTensors, "name" | "a">): void {
   if (targetModulesInclude(config, name.module) === false) {
-    throw fileProblem(PEFT_WEIGHTS, `tensor ${a.name} adapts ${name.module}, which target_modules in ${PEFT_CONFIG} does not select`);
+    throw fileProblem(
+      PEFT_WEIGHTS,
+      `tensor ${a.name} adapts ${name.module}, which target_modules in ${PEFT_CONFIG} does not select`,
+    );
   }
 }
 
 /** A module's rank (A's rows) must be the one adapter_config.json gives it (r, or its rank_pattern entry). */
-export function checkConfiguredRank(config: PeftConfig, { name, a }: Pick<ModuleTensors, "name" | "a">, rank: number): void {
+export function checkConfiguredRank(
+  config: PeftConfig,
+  { name, a }: Pick<ModuleTensors, "name" | "a">,
+  rank: number,
+): void {
   const expectedRank = peftModuleRank(config, name.module);
   if (rank !== expectedRank) {
-    throw fileProblem(PEFT_WEIGHTS, `tensor ${a.name} has rank ${rank}, but ${PEFT_CONFIG} gives ${name.module} rank ${expectedRank}`);
+    throw fileProblem(
+      PEFT_WEIGHTS,
+      `tensor ${a.name} has rank ${rank}, but ${PEFT_CONFIG} gives ${name.module} rank ${expectedRank}`,
+    );
   }
 }
 

@@ -31,7 +31,11 @@ export class LlamaEngineContext implements EngineContext {
     return this.context.contextSize;
   }
 
-  async generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {
+  async generate(
+    request: GenerateRequest,
+    signal: AbortSignal,
+    onText: (text: string) => void,
+  ): Promise<GenerateResult> {
     const prompt = this.promptTokens(request.promptTokens);
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;

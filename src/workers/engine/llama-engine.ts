@@ -13,7 +13,15 @@ import {
 import { AppError } from "../../errors.js";
 import type { ChatMessage } from "../../queues/jobs.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
-import type { ContextOptions, Engine, EngineContext, EngineModel, LoadModelOptions, ModelInfo, RenderedPrompt } from "./engine.js";
+import type {
+  ContextOptions,
+  Engine,
+  EngineContext,
+  EngineModel,
+  LoadModelOptions,
+  ModelInfo,
+  RenderedPrompt,
+} from "./engine.js";
 import { LlamaEngineContext } from "./llama-context.js";
 import { serializeSampling } from "./serial-sampling.js";
 
@@ -90,10 +98,14 @@ class LlamaEngineModel implements EngineModel {
       state = wrapper.generateContextState({ chatHistory: history });
     } catch (cause) {
       if (template === undefined) throw cause;
-      throw new AppError("invalid_request", `The model's conversation template failed on these messages: ${(cause as Error).message}`, {
-        param: "messages",
-        cause,
-      });
+      throw new AppError(
+        "invalid_request",
+        `The model's conversation template failed on these messages: ${(cause as Error).message}`,
+        {
+          param: "messages",
+          cause,
+        },
+      );
     }
     const stop = state.stopGenerationTriggers
       .filter((trigger) => trigger.values.every((v) => typeof v === "string"))
@@ -109,10 +121,14 @@ class LlamaEngineModel implements EngineModel {
       try {
         wrapper = new JinjaTemplateChatWrapper({ template });
       } catch (cause) {
-        throw new AppError("invalid_request", `The model's conversation template is not a usable Jinja chat template: ${(cause as Error).message}`, {
-          param: "model",
-          cause,
-        });
+        throw new AppError(
+          "invalid_request",
+          `The model's conversation template is not a usable Jinja chat template: ${(cause as Error).message}`,
+          {
+            param: "model",
+            cause,
+          },
+        );
       }
       if (this.templates.size >= 64) this.templates.delete(this.templates.keys().next().value!);
       this.templates.set(template, wrapper);

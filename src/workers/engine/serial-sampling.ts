@@ -19,7 +19,9 @@ interface NativeContext {
 export function serializeSampling(context: LlamaContext): void {
   const native = (context as unknown as { _ctx?: NativeContext })._ctx;
   if (typeof native?.sampleToken !== "function") {
-    throw new Error("node-llama-cpp's context has no native sampleToken: serializeSampling needs updating for this version");
+    throw new Error(
+      "node-llama-cpp's context has no native sampleToken: serializeSampling needs updating for this version",
+    );
   }
   const sample = native.sampleToken.bind(native);
   let pending = 0;

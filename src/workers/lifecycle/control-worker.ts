@@ -44,9 +44,11 @@ export class ControlWorker {
       if (final && job.name === "deploy") {
         const parsed = jobs.deploy.payload.safeParse(job.data);
         if (parsed.success) {
-          void failDeployment(deps, parsed.data, `Deploying failed after ${job.attemptsMade} attempts: ${err.message}`).catch(
-            () => {},
-          );
+          void failDeployment(
+            deps,
+            parsed.data,
+            `Deploying failed after ${job.attemptsMade} attempts: ${err.message}`,
+          ).catch(() => {});
         }
       }
     });

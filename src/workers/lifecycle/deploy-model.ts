@@ -15,7 +15,10 @@ export type LifecycleOutcome = "done" | "skipped" | "failed";
  * so a retry, a duplicate or a job overtaken by an undeploy does nothing. A problem
  * with the adapter itself fails the deployment (with the reason) instead of retrying.
  */
-export async function deployModel(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload): Promise<LifecycleOutcome> {
+export async function deployModel(
+  deps: LifecycleDeps,
+  { accountId, modelId }: LifecyclePayload,
+): Promise<LifecycleOutcome> {
   const deployment = await getDeployment(deps.db, accountId, modelId);
   if (deployment?.state !== "DEPLOYING") return "skipped";
   const name = modelName(accountId, modelId);
@@ -42,9 +45,12 @@ export async function deployModel(deps: LifecycleDeps, { accountId, modelId }: L
   await deps.modelChanges.changed(name);
   const baseModelId = parseModelName(model.baseModel)!.modelId;
   // Workers load adapters on first use anyway; this only lets them warm up.
-  await publishAdapterEvent(deps.redis, deps.redisPrefix, { type: "deployed", model: name, baseModelId, adapterKey: key }).catch(
-    (err: unknown) => deps.log.warn("could not announce a deployment", { model: name, error: String(err) }),
-  );
+  await publishAdapterEvent(deps.redis, deps.redisPrefix, {
+    type: "deployed",
+    model: name,
+    baseModelId,
+    adapterKey: key,
+  }).catch((err: unknown) => deps.log.warn("could not announce a deployment", { model: name, error: String(err) }));
   deps.log.info("model deployed", { model: name, adapter: key });
   return "done";
 }

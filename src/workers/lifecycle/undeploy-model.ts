@@ -13,7 +13,10 @@ import type { LifecycleDeps } from "./lifecycle-deps.js";
  * processes (queues/model-changes.ts); so does this job, once done. Idempotent:
  * anything but UNDEPLOYING is left alone.
  */
-export async function undeployModel(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload): Promise<LifecycleOutcome> {
+export async function undeployModel(
+  deps: LifecycleDeps,
+  { accountId, modelId }: LifecyclePayload,
+): Promise<LifecycleOutcome> {
   const deployment = await getDeployment(deps.db, accountId, modelId);
   if (deployment?.state !== "UNDEPLOYING") return "skipped";
   const model = await getModel(deps.db, accountId, modelId);
@@ -22,7 +25,13 @@ export async function undeployModel(deps: LifecycleDeps, { accountId, modelId }:
   const baseModelId = model?.baseModel ? parseModelName(model.baseModel)?.modelId : undefined;
   if (key && baseModelId) {
     const stillDeployed = await artifactDeployed(deps.db, key, { accountId, modelId });
-    await publishAdapterEvent(deps.redis, deps.redisPrefix, { type: "undeployed", model: name, baseModelId, adapterKey: key, stillDeployed });
+    await publishAdapterEvent(deps.redis, deps.redisPrefix, {
+      type: "undeployed",
+      model: name,
+      baseModelId,
+      adapterKey: key,
+      stillDeployed,
+    });
   }
   await deleteDeployment(deps.db, accountId, modelId);
   await deps.modelChanges.changed(name);

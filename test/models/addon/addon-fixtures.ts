@@ -45,7 +45,9 @@ export function randomMatrix(random: () => number, rows: number, cols: number, a
 export const peftName = (module: string, factor: "A" | "B") => `base_model.model.${module}.lora_${factor}.weight`;
 
 export const moduleOf = (kind: string, layer = 0) =>
-  kind === "lm_head" ? "lm_head" : `model.layers.${layer}.${["gate_proj", "up_proj", "down_proj"].includes(kind) ? "mlp" : "self_attn"}.${kind}`;
+  kind === "lm_head"
+    ? "lm_head"
+    : `model.layers.${layer}.${["gate_proj", "up_proj", "down_proj"].includes(kind) ? "mlp" : "self_attn"}.${kind}`;
 
 export function peftConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -83,12 +85,28 @@ export function moduleShape(kind: string): { inFeatures: number; outFeatures: nu
 }
 
 /** A and B of a module with seeded values. */
-export function loraTensors(module: string, rank: number, seed: number, dtype: SafetensorsDtype = "F32", amplitude = 0.1): TensorSpec[] {
+export function loraTensors(
+  module: string,
+  rank: number,
+  seed: number,
+  dtype: SafetensorsDtype = "F32",
+  amplitude = 0.1,
+): TensorSpec[] {
   const random = seededRandom(seed);
   const { inFeatures, outFeatures } = moduleShape(module.split(".").at(-1)!);
   return [
-    { name: peftName(module, "A"), shape: [rank, inFeatures], data: randomMatrix(random, rank, inFeatures, amplitude), dtype },
-    { name: peftName(module, "B"), shape: [outFeatures, rank], data: randomMatrix(random, outFeatures, rank, amplitude), dtype },
+    {
+      name: peftName(module, "A"),
+      shape: [rank, inFeatures],
+      data: randomMatrix(random, rank, inFeatures, amplitude),
+      dtype,
+    },
+    {
+      name: peftName(module, "B"),
+      shape: [outFeatures, rank],
+      data: randomMatrix(random, outFeatures, rank, amplitude),
+      dtype,
+    },
   ];
 }
 
@@ -148,7 +166,9 @@ export function hfToGgufRows(matrix: Float32Array, rows: number, cols: number, h
 }
 
 /** The error a promise rejects with. */
-export async function rejection(promise: Promise<unknown>): Promise<{ code?: string; message: string; param?: string | null }> {
+export async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code?: string; message: string; param?: string | null }> {
   try {
     await promise;
   } catch (error) {

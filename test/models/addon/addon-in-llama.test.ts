@@ -68,7 +68,8 @@ interface Step {
 const runs = new Map<string, Record<"merged" | "converted" | "unordered" | "plain", Step[]>>();
 
 /** PEFT's scale for a module: alpha_m / r_m. */
-const peftScale = (kind: string) => (kind === "v_proj" ? ALPHA_PATTERN.v_proj : ALPHA) / (kind === "lm_head" ? RANK_PATTERN.lm_head : R);
+const peftScale = (kind: string) =>
+  (kind === "v_proj" ? ALPHA_PATTERN.v_proj : ALPHA) / (kind === "lm_head" ? RANK_PATTERN.lm_head : R);
 
 function peftTensors(): TensorSpec[] {
   const random = seededRandom(20261122);
@@ -103,7 +104,10 @@ async function writeMergedModel(file: string, tensors: TensorSpec[]): Promise<vo
         const delta = deltas.get(t.name);
         if (delta === undefined) return t;
         const info = header.tensors.find((x) => x.name === t.name)!;
-        return { ...t, data: async () => Float32Array.from(await readGgufTensor(tinyBase, info), (w, i) => w + delta[i]!) };
+        return {
+          ...t,
+          data: async () => Float32Array.from(await readGgufTensor(tinyBase, info), (w, i) => w + delta[i]!),
+        };
       }),
   });
 }
@@ -121,7 +125,12 @@ beforeAll(async () => {
     }),
     tensors,
   });
-  const plan = await validateAddon(files, { format: "peft", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined }, tinyBase, { maxRank: 16 });
+  const plan = await validateAddon(
+    files,
+    { format: "peft", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined },
+    tinyBase,
+    { maxRank: 16 },
+  );
   adapters.converted = path.join(dir, "converted.gguf");
   await convertAddon(files, plan, adapters.converted);
   // The same conversion without the q/k row order, to show that it matters.
@@ -184,7 +193,8 @@ const tokens = (steps: Step[]) => steps.map((s) => s.token);
 /** The largest |log p − log q| over the tokens p gives at least 1e-4. */
 function logDifference(p: Float64Array, q: Float64Array): number {
   let max = 0;
-  for (let i = 0; i < p.length; i++) if (p[i]! >= 1e-4) max = Math.max(max, Math.abs(Math.log(p[i]!) - Math.log(q[i]!)));
+  for (let i = 0; i < p.length; i++)
+    if (p[i]! >= 1e-4) max = Math.max(max, Math.abs(Math.log(p[i]!) - Math.log(q[i]!)));
   return max;
 }
 

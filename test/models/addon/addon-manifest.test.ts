@@ -42,7 +42,16 @@ describe("checkAddonFileName", () => {
   });
 
   it("refuses path components and hidden names", () => {
-    for (const name of ["../adapter.gguf", "a/adapter.gguf", "a\\adapter.gguf", "..", ".", ".hearth.json", "/etc/passwd", "x\u0000y"]) {
+    for (const name of [
+      "../adapter.gguf",
+      "a/adapter.gguf",
+      "a\\adapter.gguf",
+      "..",
+      ".",
+      ".hearth.json",
+      "/etc/passwd",
+      "x\u0000y",
+    ]) {
       expect(nameProblem(name).message).toMatch(/plain name: no folders/);
     }
   });
@@ -119,18 +128,28 @@ describe("readAddonManifest", () => {
   });
 
   it("refuses both formats at once", async () => {
-    const files = await folder("both", { "adapter.gguf": "", "adapter_config.json": config, "adapter_model.safetensors": "" });
-    expect((await rejection(readAddonManifest(files))).message).toMatch(/^adapter\.gguf: an addon is either adapter\.gguf or adapter_config\.json with adapter_model\.safetensors, not both/);
+    const files = await folder("both", {
+      "adapter.gguf": "",
+      "adapter_config.json": config,
+      "adapter_model.safetensors": "",
+    });
+    expect((await rejection(readAddonManifest(files))).message).toMatch(
+      /^adapter\.gguf: an addon is either adapter\.gguf or adapter_config\.json with adapter_model\.safetensors, not both/,
+    );
   });
 
   it("refuses an addon with no adapter", async () => {
     const files = await folder("neither", { "hearth.json": "{}" });
-    expect((await rejection(readAddonManifest(files))).message).toMatch(/^adapter_model\.safetensors: missing: an addon is/);
+    expect((await rejection(readAddonManifest(files))).message).toMatch(
+      /^adapter_model\.safetensors: missing: an addon is/,
+    );
   });
 
   it("refuses a config without weights, and weights without a config", async () => {
     const noWeights = await folder("no-weights", { "adapter_config.json": config });
-    expect((await rejection(readAddonManifest(noWeights))).message).toMatch(/^adapter_model\.safetensors: missing: adapter_config\.json needs/);
+    expect((await rejection(readAddonManifest(noWeights))).message).toMatch(
+      /^adapter_model\.safetensors: missing: adapter_config\.json needs/,
+    );
     const noConfig = await folder("no-config", { "adapter_model.safetensors": "" });
     expect((await rejection(readAddonManifest(noConfig))).message).toMatch(/^adapter_config\.json: missing/);
   });
@@ -159,6 +178,8 @@ describe("readAddonManifest", () => {
       "adapter_config.json": JSON.stringify(peftConfig({ peft_type: "IA3" })),
       "adapter_model.safetensors": "",
     });
-    expect((await rejection(readAddonManifest(files))).message).toBe('adapter_config.json: peft_type is "IA3"; only LORA adapters are supported');
+    expect((await rejection(readAddonManifest(files))).message).toBe(
+      'adapter_config.json: peft_type is "IA3"; only LORA adapters are supported',
+    );
   });
 });

@@ -23,7 +23,12 @@ import {
   type TensorSpec,
 } from "./addon-fixtures.js";
 
-const manifest: AddonManifest = { format: "peft", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined };
+const manifest: AddonManifest = {
+  format: "peft",
+  baseModel: undefined,
+  baseModelFrom: undefined,
+  conversationConfig: undefined,
+};
 const limits = { maxRank: 32 };
 
 let dir: string;
@@ -38,7 +43,9 @@ beforeAll(async () => {
   await rewriteGguf(tinyBase, gqaBase, {
     metadata: (m) => ({ ...m, "llama.attention.head_count_kv": gguf.u32(1) }),
     tensors: (ts) =>
-      ts.map((t) => (/attn_[kv]\.weight$/.test(t.name) ? { ...t, shape: [64, N_EMBD], data: new Float32Array(64 * N_EMBD) } : t)),
+      ts.map((t) =>
+        /attn_[kv]\.weight$/.test(t.name) ? { ...t, shape: [64, N_EMBD], data: new Float32Array(64 * N_EMBD) } : t,
+      ),
   });
   // hearth-tiny relabelled as qwen2, whose converter keeps Hugging Face's row order.
   qwenBase = path.join(dir, "qwen2.gguf");
@@ -55,7 +62,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function convert(config: Record<string, unknown>, tensors: TensorSpec[], base = tinyBase): Promise<{ plan: AddonPlan; out: string }> {
+async function convert(
+  config: Record<string, unknown>,
+  tensors: TensorSpec[],
+  base = tinyBase,
+): Promise<{ plan: AddonPlan; out: string }> {
   const d = path.join(dir, `case-${cases++}`);
   await mkdir(d);
   const files = await writePeftFolder(d, { config, tensors });
@@ -92,12 +103,17 @@ describe("convertAddon (PEFT → GGUF LoRA)", () => {
     expect(header.metadata.get("adapter.lora.alpha")).toEqual(gguf.f32(16));
     const demo = path.join(demoGgufDir, "adapter.gguf");
     const expected = await readGgufHeader(demo);
-    expect(header.tensors.map((t) => [t.name, t.type, t.dims])).toEqual(expected.tensors.map((t) => [t.name, t.type, t.dims]));
-    for (const [i, t] of header.tensors.entries()) expect(await readGgufTensor(out, t)).toEqual(await readGgufTensor(demo, expected.tensors[i]!));
+    expect(header.tensors.map((t) => [t.name, t.type, t.dims])).toEqual(
+      expected.tensors.map((t) => [t.name, t.type, t.dims]),
+    );
+    for (const [i, t] of header.tensors.entries())
+      expect(await readGgufTensor(out, t)).toEqual(await readGgufTensor(demo, expected.tensors[i]!));
   });
 
   it("is deterministic, and the plan survives JSON", async () => {
-    const tensors = ["lm_head", "down_proj", "q_proj", "k_proj"].flatMap((kind, i) => loraTensors(moduleOf(kind), 4, 10 + i, "BF16"));
+    const tensors = ["lm_head", "down_proj", "q_proj", "k_proj"].flatMap((kind, i) =>
+      loraTensors(moduleOf(kind), 4, 10 + i, "BF16"),
+    );
     const config = peftConfig({ use_rslora: true, alpha_pattern: { down_proj: 3 } });
     const first = await convert(config, tensors);
     const second = await convert(config, tensors);
@@ -115,7 +131,9 @@ describe("convertAddon (PEFT → GGUF LoRA)", () => {
     expect(plan.weights[0]!.bScale).toBe(2); // (8/√4) / (8/4)
     const written = await tensorsOf(out);
     expect(written.get("blk.0.attn_v.weight.lora_a")).toEqual(tensor(tensors, peftName(moduleOf("v_proj"), "A")));
-    expect(written.get("blk.0.attn_v.weight.lora_b")).toEqual(scaled(tensor(tensors, peftName(moduleOf("v_proj"), "B")), 2));
+    expect(written.get("blk.0.attn_v.weight.lora_b")).toEqual(
+      scaled(tensor(tensors, peftName(moduleOf("v_proj"), "B")), 2),
+    );
     expect((await readGgufHeader(out)).metadata.get("adapter.lora.alpha")).toEqual(gguf.f32(8));
   });
 
@@ -180,7 +198,9 @@ describe("convertAddon (PEFT → GGUF LoRA)", () => {
     expect(written.get("blk.0.attn_q.weight.lora_b")).toEqual(hfToGgufRows(qB, N_EMBD, 4, N_HEAD));
     expect(written.get("blk.0.attn_q.weight.lora_b")).not.toEqual(qB);
     expect(written.get("blk.0.attn_q.weight.lora_a")).toEqual(tensor(tensors, peftName(moduleOf("q_proj"), "A")));
-    expect(written.get("blk.0.attn_k.weight.lora_b")).toEqual(hfToGgufRows(tensor(k, peftName(moduleOf("k_proj"), "B")), 64, 4, 1));
+    expect(written.get("blk.0.attn_k.weight.lora_b")).toEqual(
+      hfToGgufRows(tensor(k, peftName(moduleOf("k_proj"), "B")), 64, 4, 1),
+    );
     expect(written.get("blk.0.attn_output.weight.lora_b")).toEqual(tensor(tensors, peftName(moduleOf("o_proj"), "B")));
   });
 

@@ -6,9 +6,22 @@ import { convertAddon, validateAddon, type AddonManifest } from "../../../src/mo
 import { ggufLoraMetadata } from "../../../src/models/gguf-lora.js";
 import { gguf, type GgufValue } from "../../../src/models/gguf-types.js";
 import { writeGguf, type GgufTensorInput, type GgufWritableType } from "../../../src/models/gguf-writer.js";
-import { demoGgufDir, filesIn, randomMatrix, rejection, rewriteGguf, seededRandom, tinyBase } from "./addon-fixtures.js";
+import {
+  demoGgufDir,
+  filesIn,
+  randomMatrix,
+  rejection,
+  rewriteGguf,
+  seededRandom,
+  tinyBase,
+} from "./addon-fixtures.js";
 
-const manifest: AddonManifest = { format: "gguf", baseModel: undefined, baseModelFrom: undefined, conversationConfig: undefined };
+const manifest: AddonManifest = {
+  format: "gguf",
+  baseModel: undefined,
+  baseModelFrom: undefined,
+  conversationConfig: undefined,
+};
 const limits = { maxRank: 32 };
 
 let dir: string;
@@ -25,7 +38,13 @@ afterAll(async () => {
 });
 
 /** lora_a [rank, n_in] and lora_b [n_out, rank] for a base tensor. */
-function pair(target: string, rank: number, shape: [number, number], type: GgufWritableType = "F32", seed = 1): GgufTensorInput[] {
+function pair(
+  target: string,
+  rank: number,
+  shape: [number, number],
+  type: GgufWritableType = "F32",
+  seed = 1,
+): GgufTensorInput[] {
   const random = seededRandom(seed);
   const [out, inFeatures] = shape;
   return [
@@ -35,7 +54,10 @@ function pair(target: string, rank: number, shape: [number, number], type: GgufW
 }
 
 const metadata = (overrides: Record<string, GgufValue | undefined> = {}) => {
-  const m: Record<string, GgufValue | undefined> = { ...ggufLoraMetadata({ architecture: "llama", name: "test", alpha: 8 }), ...overrides };
+  const m: Record<string, GgufValue | undefined> = {
+    ...ggufLoraMetadata({ architecture: "llama", name: "test", alpha: 8 }),
+    ...overrides,
+  };
   return Object.fromEntries(Object.entries(m).filter((e): e is [string, GgufValue] => e[1] !== undefined));
 };
 
@@ -45,7 +67,12 @@ async function adapter(tensors: GgufTensorInput[], meta = metadata()): Promise<M
   return filesIn(d, ["adapter.gguf"]);
 }
 
-async function problem(tensors: GgufTensorInput[], meta = metadata(), base = tinyBase, maxRank = limits.maxRank): Promise<string> {
+async function problem(
+  tensors: GgufTensorInput[],
+  meta = metadata(),
+  base = tinyBase,
+  maxRank = limits.maxRank,
+): Promise<string> {
   const error = await rejection(validateAddon(await adapter(tensors, meta), manifest, base, { maxRank }));
   expect(error).toMatchObject({ code: "invalid_request" });
   return error.message;
@@ -81,7 +108,11 @@ describe("validateAddon (GGUF)", () => {
   });
 
   it("accepts F16 and BF16 factors and several targets, in the base model's order", async () => {
-    const files = await adapter([...pair("output.weight", 2, [257, 320], "F16"), ...pair("blk.0.ffn_down.weight", 8, [320, 32], "F32"), ...q]);
+    const files = await adapter([
+      ...pair("output.weight", 2, [257, 320], "F16"),
+      ...pair("blk.0.ffn_down.weight", 8, [320, 32], "F32"),
+      ...q,
+    ]);
     const plan = await validateAddon(files, manifest, tinyBase, limits);
     expect(plan.targets).toEqual(["blk.0.attn_q.weight", "blk.0.ffn_down.weight", "output.weight"]);
     expect(plan.rank).toBe(8);
@@ -115,13 +146,21 @@ describe("validateAddon (GGUF)", () => {
     });
 
     it("an alpha llama.cpp cannot read", async () => {
-      expect(await problem(q, metadata({ "adapter.lora.alpha": gguf.u32(8) }))).toBe("adapter.gguf: adapter.lora.alpha must be a float32");
-      expect(await problem(q, metadata({ "adapter.lora.alpha": gguf.f32(NaN) }))).toBe("adapter.gguf: adapter.lora.alpha is not a finite number");
+      expect(await problem(q, metadata({ "adapter.lora.alpha": gguf.u32(8) }))).toBe(
+        "adapter.gguf: adapter.lora.alpha must be a float32",
+      );
+      expect(await problem(q, metadata({ "adapter.lora.alpha": gguf.f32(NaN) }))).toBe(
+        "adapter.gguf: adapter.lora.alpha is not a finite number",
+      );
     });
 
     it("lora_a without lora_b and lora_b without lora_a", async () => {
-      expect(await problem([q[0]!])).toBe("adapter.gguf: tensor blk.0.attn_q.weight.lora_a has no matching blk.0.attn_q.weight.lora_b");
-      expect(await problem([q[1]!])).toBe("adapter.gguf: tensor blk.0.attn_q.weight.lora_b has no matching blk.0.attn_q.weight.lora_a");
+      expect(await problem([q[0]!])).toBe(
+        "adapter.gguf: tensor blk.0.attn_q.weight.lora_a has no matching blk.0.attn_q.weight.lora_b",
+      );
+      expect(await problem([q[1]!])).toBe(
+        "adapter.gguf: tensor blk.0.attn_q.weight.lora_b has no matching blk.0.attn_q.weight.lora_a",
+      );
     });
 
     it("tensors that are not LoRA factors", async () => {
@@ -175,7 +214,9 @@ describe("validateAddon (GGUF)", () => {
     it("non-finite values", async () => {
       const [a, b] = pair("blk.0.attn_output.weight", 4, [320, 320], "F16");
       (b!.data as Float32Array)[3] = Infinity;
-      expect(await problem([a!, b!])).toBe("adapter.gguf: tensor blk.0.attn_output.weight.lora_b holds a non-finite value (Infinity) at index 3");
+      expect(await problem([a!, b!])).toBe(
+        "adapter.gguf: tensor blk.0.attn_output.weight.lora_b holds a non-finite value (Infinity) at index 3",
+      );
     });
 
     it("an adapter without tensors", async () => {
@@ -185,7 +226,9 @@ describe("validateAddon (GGUF)", () => {
     it("a file that is not GGUF", async () => {
       const files = await adapter(q);
       await writeFile(files.get("adapter.gguf")!, "PK\u0003\u0004 not a gguf file at all");
-      expect((await rejection(validateAddon(files, manifest, tinyBase, limits))).message).toBe("adapter.gguf: not a GGUF file (bad magic)");
+      expect((await rejection(validateAddon(files, manifest, tinyBase, limits))).message).toBe(
+        "adapter.gguf: not a GGUF file (bad magic)",
+      );
     });
   });
 });

@@ -9,7 +9,13 @@ function clock() {
 /** A loader that counts its calls and answers what `answer` says. */
 function loader<V>(answer: (key: string) => V) {
   const calls: string[] = [];
-  return { calls, load: (key: string) => async () => (calls.push(key), answer(key)) };
+  return {
+    calls,
+    load: (key: string) => async () => {
+      calls.push(key);
+      return answer(key);
+    },
+  };
 }
 
 describe("TtlCache", () => {

@@ -76,8 +76,7 @@ export class BenchHttp {
         let done = false;
         res.on("data", (piece: string) => {
           buffer += piece;
-          let end: number;
-          while ((end = buffer.indexOf("\n\n")) !== -1) {
+          for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
             const event = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
             if (!event.startsWith("data: ")) continue;

@@ -79,7 +79,7 @@ export async function createContext(command: Command, env: NodeJS.ProcessEnv = p
   );
   const file = authFilePath(env);
   const profileName = options.profile ?? DEFAULT_PROFILE;
-  let profiles;
+  let profiles: Awaited<ReturnType<typeof readAuthFile>>;
   try {
     profiles = await readAuthFile(file);
   } catch (e) {

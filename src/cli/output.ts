@@ -83,6 +83,7 @@ export class Output {
 
 /** Columns padded to their widest cell (ANSI colors do not count); the header in bold. */
 export function table(out: Output, headers: string[], rows: string[][]): string[] {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the ANSI colour codes it strips.
   const visible = (s: string) => s.replace(/\u001b\[\d+m/g, "").length;
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => visible(r[i] ?? ""))));
   const line = (cells: string[]) =>

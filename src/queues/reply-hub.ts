@@ -14,7 +14,7 @@ export class ReplyHub {
   private readonly open = new Map<string, EventInbox>();
 
   private constructor(
-    private readonly subscriber: Redis,
+    readonly subscriber: Redis,
     prefix: string,
   ) {
     this.channel = channels.reply(prefix, this.instanceId);

@@ -8,7 +8,10 @@ export async function waitForPort(port: number, timeoutMs = 5_000) {
   while (Date.now() < deadline) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, "127.0.0.1");
-      s.once("connect", () => (s.destroy(), resolve(true)));
+      s.once("connect", () => {
+        s.destroy();
+        resolve(true);
+      });
       s.once("error", () => resolve(false));
     });
     if (ok) return;

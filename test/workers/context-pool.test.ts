@@ -24,7 +24,10 @@ describe("ContextPool over real llama.cpp contexts", () => {
       const context = await model.createContext({ sequences: 1, contextSize: 128, threads: 1 });
       // Count what each context is given.
       const generate = context.generate.bind(context);
-      context.generate = (...args) => (served[i]!++, generate(...args));
+      context.generate = (...args) => {
+        served[i]!++;
+        return generate(...args);
+      };
       contexts.push(context);
     }
   });

@@ -116,7 +116,9 @@ describe("LlamaEngine", () => {
       const ended = prompts.map((p) => {
         let first = true;
         return gen(p, null, () => {
-          if (first && ((first = false), ++seen === prompts.length)) started();
+          if (!first) return;
+          first = false;
+          if (++seen === prompts.length) started();
         }).finally(() => running--);
       });
       await allStarted;

@@ -145,7 +145,7 @@ export class ModelCatalog {
     const model = match
       ? await orUnavailable(getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId))
       : null;
-    if (!model || model.kind !== "base" || model.state !== "READY" || !model.filePath) {
+    if (model?.kind !== "base" || model.state !== "READY" || !model.filePath) {
       throw new AppError(
         "invalid_request",
         `Base model ${JSON.stringify(name)} does not exist or is not available to you; ` +

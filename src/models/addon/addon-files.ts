@@ -45,6 +45,7 @@ export function checkAddonFileName(name: string): void {
   if (name.length === 0) throw badName("file_name is empty");
   if (Buffer.byteLength(name, "utf8") > MAX_NAME_BYTES)
     throw badName(`file_name is longer than ${MAX_NAME_BYTES} bytes`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
   if (/[/\\]/.test(name) || name.startsWith(".") || /[\u0000-\u001f\u007f]/.test(name)) {
     const shown = JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
     throw badName(

@@ -15,5 +15,5 @@ const labels: Record<ChatMessage["role"], string> = { system: "System", user: "U
 export const defaultChatStops = ["\nUser:", "\nSystem:"] as const;
 
 export function renderDefaultChat(messages: readonly ChatMessage[]): string {
-  return messages.map((m) => `${labels[m.role]}: ${m.content}\n`).join("") + "Assistant:";
+  return `${messages.map((m) => `${labels[m.role]}: ${m.content}\n`).join("")}Assistant:`;
 }

@@ -23,7 +23,7 @@ export async function deployModel(
   if (deployment?.state !== "DEPLOYING") return "skipped";
   const name = modelName(accountId, modelId);
   const model = await getModel(deps.db, accountId, modelId);
-  if (!model || model.kind !== "lora" || model.state !== "READY" || !model.baseModel) {
+  if (model?.kind !== "lora" || model.state !== "READY" || !model.baseModel) {
     await failDeployment(deps, payloadOf(accountId, modelId), `${name} is not a READY adapter.`);
     return "failed";
   }

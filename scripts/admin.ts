@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { issueApiKey } from "../src/auth/api-keys.js";
 import { loadConfig } from "../src/config.js";
-import { bootstrapDatabase } from "../src/db/bootstrap.js";
+import { bootstrapDatabase } from "../src/auth/bootstrap.js";
 import { openDatabase, type Db } from "../src/db/client.js";
 import { migrateDatabase } from "../src/db/migrate.js";
 import { createAccount, getAccount, listAccounts } from "../src/db/queries/accounts.js";

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "../config.js";
-import { bootstrapDatabase } from "../db/bootstrap.js";
+import { bootstrapDatabase } from "../auth/bootstrap.js";
 import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
 import { upsertBaseModel } from "../db/queries/models.js";

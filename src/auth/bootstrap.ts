@@ -1,12 +1,11 @@
 import fs from "node:fs/promises";
 import path from "node:path";
-import { sql } from "drizzle-orm";
-import { hashApiKey, issueApiKey } from "../auth/api-keys.js";
-import { advisoryLocks } from "./advisory-locks.js";
-import type { Db } from "./client.js";
-import { createAccount, ensureAccount, hasAccountsOtherThan } from "./queries/accounts.js";
-import { apiKeyHashExists } from "./queries/api-keys.js";
-import { BUILTIN_ACCOUNT_ID, DEFAULT_ACCOUNT_ID } from "./schema/accounts.js";
+import { lockForTransaction } from "../db/advisory-locks.js";
+import type { Db } from "../db/client.js";
+import { createAccount, ensureAccount, hasAccountsOtherThan } from "../db/queries/accounts.js";
+import { apiKeyHashExists } from "../db/queries/api-keys.js";
+import { BUILTIN_ACCOUNT_ID, DEFAULT_ACCOUNT_ID } from "../db/schema/accounts.js";
+import { hashApiKey, issueApiKey } from "./api-keys.js";
 
 export const ADMIN_KEY_FILE_NAME = "admin-api-key";
 
@@ -37,10 +36,9 @@ export function adminKeyFilePath(dataDir: string): string {
 export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
   const log = opts.log ?? (() => {});
   const keyFile = adminKeyFilePath(opts.dataDir);
-  const [namespace, key] = advisoryLocks.bootstrap;
 
   const outcome = await db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${namespace}::int4, ${key}::int4)`);
+    await lockForTransaction(tx, "bootstrap");
     await ensureAccount(tx, { id: BUILTIN_ACCOUNT_ID, displayName: "Hearth" });
     if (await hasAccountsOtherThan(tx, BUILTIN_ACCOUNT_ID)) {
       const ignoredAdminKey = opts.adminKey !== undefined && !(await apiKeyHashExists(tx, hashApiKey(opts.adminKey)));

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { authenticateApiKey } from "../../src/auth/api-keys.js";
-import { adminKeyFilePath, bootstrapDatabase } from "../../src/db/bootstrap.js";
+import { adminKeyFilePath, bootstrapDatabase } from "../../src/auth/bootstrap.js";
 import { openDatabase } from "../../src/db/client.js";
 import { migrateDatabase } from "../../src/db/migrate.js";
 import { createAccount, listAccounts } from "../../src/db/queries/accounts.js";

@@ -52,22 +52,18 @@ export const quickSizes: BenchSizes = {
   scaleOutTokens: 32,
 };
 
+/** The full run: the quick one with more repetitions and longer generations. */
 export const fullSizes: BenchSizes = {
+  ...quickSizes,
   warmup: 3,
-  overheadTokens: 128,
   overheadPairs: 20,
   overheadTtftPairs: 60,
   floorSequential: 500,
-  floorClients: 16,
   floorRequestsPerClient: 50,
   stageProbeRequests: 50,
-  concurrencyLevels: [1, 2, 4, 8, 16],
   concurrencyRounds: 3,
   concurrencyTokens: 128,
-  adapterSpread: 8,
   coldAdapters: 8,
-  memoryLevels: [1, 8, 32],
-  scaleOutStreams: 16,
   scaleOutRounds: 3,
   scaleOutTokens: 128,
 };

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   createAccount,
   ensureAccount,
@@ -8,20 +8,10 @@ import {
 } from "../../src/db/queries/accounts.js";
 import { pingDatabase } from "../../src/db/queries/health.js";
 import { ACCOUNT_ID_PATTERN } from "../../src/db/schema/accounts.js";
-import {
-  openTestDatabase,
-  testDatabaseBackends,
-  truncateAllTables,
-  type TestDatabase,
-} from "../helpers/test-databases.js";
+import { testDatabaseBackends, useTestDatabase } from "../helpers/test-databases.js";
 
 describe.each(testDatabaseBackends)("account queries on %s", (kind) => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-  });
-  afterAll(() => t.cleanup());
-  beforeEach(() => truncateAllTables(t.db));
+  const t = useTestDatabase(kind);
 
   it("answers a ping", async () => {
     await expect(pingDatabase(t.db)).resolves.toBeUndefined();

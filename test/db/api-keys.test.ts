@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   apiKeyPrefix,
   authenticateApiKey,
@@ -18,12 +18,7 @@ import {
   touchApiKeyLastUsed,
 } from "../../src/db/queries/api-keys.js";
 import { AppError } from "../../src/errors.js";
-import {
-  openTestDatabase,
-  testDatabaseBackends,
-  truncateAllTables,
-  type TestDatabase,
-} from "../helpers/test-databases.js";
+import { testDatabaseBackends, useTestDatabase } from "../helpers/test-databases.js";
 
 describe("generateApiKey", () => {
   it("makes hth_ + 40 URL-safe characters, its prefix and its SHA-256", () => {
@@ -41,15 +36,9 @@ describe("generateApiKey", () => {
 });
 
 describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-  });
-  afterAll(() => t.cleanup());
-  beforeEach(async () => {
-    await truncateAllTables(t.db);
-    await createAccount(t.db, { id: "acme", displayName: "Acme" });
-    await createAccount(t.db, { id: "other", displayName: "Other" });
+  const t = useTestDatabase(kind, async (db) => {
+    await createAccount(db, { id: "acme", displayName: "Acme" });
+    await createAccount(db, { id: "other", displayName: "Other" });
   });
 
   it("authenticates the right key and records its use", async () => {

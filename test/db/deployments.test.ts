@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import {
   countDeployments,
@@ -9,25 +9,14 @@ import {
   transitionDeployment,
 } from "../../src/db/queries/deployments.js";
 import { createModel, deleteModel } from "../../src/db/queries/models.js";
-import {
-  openTestDatabase,
-  testDatabaseBackends,
-  truncateAllTables,
-  type TestDatabase,
-} from "../helpers/test-databases.js";
+import { testDatabaseBackends, useTestDatabase } from "../helpers/test-databases.js";
 
 describe.each(testDatabaseBackends)("deployment queries on %s", (kind) => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-  });
-  afterAll(() => t.cleanup());
-  beforeEach(async () => {
-    await truncateAllTables(t.db);
+  const t = useTestDatabase(kind, async (db) => {
     for (const accountId of ["alice", "bob"]) {
-      await createAccount(t.db, { id: accountId, displayName: accountId });
+      await createAccount(db, { id: accountId, displayName: accountId });
       for (const modelId of ["m1", "m2"]) {
-        await createModel(t.db, {
+        await createModel(db, {
           accountId,
           modelId,
           kind: "lora",

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import {
   createModel,
@@ -12,12 +12,7 @@ import {
   updateModel,
   upsertBaseModel,
 } from "../../src/db/queries/models.js";
-import {
-  openTestDatabase,
-  testDatabaseBackends,
-  truncateAllTables,
-  type TestDatabase,
-} from "../helpers/test-databases.js";
+import { testDatabaseBackends, useTestDatabase } from "../helpers/test-databases.js";
 
 const tiny = {
   accountId: "hearth",
@@ -29,14 +24,8 @@ const tiny = {
 };
 
 describe.each(testDatabaseBackends)("model queries on %s", (kind) => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await openTestDatabase(kind);
-  });
-  afterAll(() => t.cleanup());
-  beforeEach(async () => {
-    await truncateAllTables(t.db);
-    for (const id of ["hearth", "alice", "bob"]) await createAccount(t.db, { id, displayName: id });
+  const t = useTestDatabase(kind, async (db) => {
+    for (const id of ["hearth", "alice", "bob"]) await createAccount(db, { id, displayName: id });
   });
 
   it("upserts a base model as READY and public, and refreshes it", async () => {

@@ -6,14 +6,14 @@
  *     dropped again by `cleanup()`.
  *
  *   describe.each(testDatabaseBackends)("%s", (kind) => {
- *     let t: TestDatabase;
- *     beforeAll(async () => { t = await openTestDatabase(kind); });
- *     afterAll(() => t.cleanup());
+ *     const t = useTestDatabase(kind, (db) => createAccount(db, { id: "acme", displayName: "Acme" }));
+ *     it("…", async () => { await getAccount(t.db, "acme"); });
  *   });
  */
 import crypto from "node:crypto";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { openDatabase, type Database, type Db } from "../../src/db/client.js";
 import { migrateDatabase } from "../../src/db/migrate.js";
 
@@ -96,6 +96,31 @@ export async function openTestDatabase(
     cleanup: async () => {
       await database.close();
       await created?.drop();
+    },
+  };
+}
+
+/**
+ * One migrated database for the tests of the calling describe block: opened before them,
+ * emptied and seeded before each, closed (and on PostgreSQL dropped) after them.
+ */
+export function useTestDatabase(
+  kind: TestDatabaseBackend,
+  seed: (db: Db) => Promise<unknown> = async () => {},
+): { readonly db: Db } {
+  let opened: TestDatabase | undefined;
+  beforeAll(async () => {
+    opened = await openTestDatabase(kind);
+  });
+  afterAll(() => opened?.cleanup());
+  beforeEach(async () => {
+    await truncateAllTables(opened!.db);
+    await seed(opened!.db);
+  });
+  return {
+    get db() {
+      if (!opened) throw new Error("useTestDatabase: the database opens in beforeAll; use t.db inside a test");
+      return opened.db;
     },
   };
 }

@@ -1,7 +1,8 @@
-import { and, asc, count, eq, inArray, ne, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, not, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { accounts } from "../schema/accounts.js";
 import { deployments, type Deployment, type DeploymentState } from "../schema/deployments.js";
+import { modelKey } from "./model-key.js";
 
 export interface DeploymentFields {
   reason?: string | null;
@@ -29,12 +30,7 @@ export interface ListDeploymentsFilter {
 }
 
 export async function getDeployment(db: Db, accountId: string, modelId: string): Promise<Deployment | null> {
-  const rows = await db
-    .select()
-    .from(deployments)
-    .where(and(eq(deployments.accountId, accountId), eq(deployments.modelId, modelId)))
-    .limit(1);
-  return rows[0] ?? null;
+  return (await db.query.deployments.findFirst({ where: modelKey(deployments, accountId, modelId) })) ?? null;
 }
 
 /**
@@ -134,7 +130,7 @@ export async function countDeployments(
 export async function deleteDeployment(db: Db, accountId: string, modelId: string): Promise<boolean> {
   const rows = await db
     .delete(deployments)
-    .where(and(eq(deployments.accountId, accountId), eq(deployments.modelId, modelId)))
+    .where(modelKey(deployments, accountId, modelId))
     .returning({ modelId: deployments.modelId });
   return rows.length > 0;
 }
@@ -173,16 +169,13 @@ export async function artifactDeployed(
   except: { accountId: string; modelId: string },
   states: readonly DeploymentState[] = ["DEPLOYED", "DEPLOYING"],
 ): Promise<boolean> {
-  const rows = await db
-    .select({ modelId: deployments.modelId })
-    .from(deployments)
-    .where(
-      and(
-        eq(deployments.artifactPath, artifactPath),
-        inArray(deployments.state, [...states]),
-        or(ne(deployments.accountId, except.accountId), ne(deployments.modelId, except.modelId)),
-      ),
-    )
-    .limit(1);
-  return rows.length > 0;
+  const other = await db.query.deployments.findFirst({
+    columns: { modelId: true },
+    where: and(
+      eq(deployments.artifactPath, artifactPath),
+      inArray(deployments.state, [...states]),
+      not(modelKey(deployments, except.accountId, except.modelId)),
+    ),
+  });
+  return other !== undefined;
 }

@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, inArray, ne, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, not, or, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { BUILTIN_ACCOUNT_ID } from "../schema/accounts.js";
 import { deployments, type Deployment } from "../schema/deployments.js";
 import { models, type Model, type ModelKind, type ModelState, type NewModel } from "../schema/models.js";
+import { modelKey } from "./model-key.js";
 
 export interface UpsertBaseModelInput {
   accountId?: string;
@@ -91,12 +92,7 @@ export async function createModel(db: Db, input: NewModel): Promise<Model | null
 
 /** A model by its owner, without any visibility check. */
 export async function getModel(db: Db, accountId: string, modelId: string): Promise<Model | null> {
-  const rows = await db
-    .select()
-    .from(models)
-    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
-    .limit(1);
-  return rows[0] ?? null;
+  return (await db.query.models.findFirst({ where: modelKey(models, accountId, modelId) })) ?? null;
 }
 
 /**
@@ -109,12 +105,7 @@ export async function getVisibleModel(
   ownerAccountId: string,
   modelId: string,
 ): Promise<Model | null> {
-  const rows = await db
-    .select()
-    .from(models)
-    .where(visibleModel(callerAccountId, ownerAccountId, modelId))
-    .limit(1);
-  return rows[0] ?? null;
+  return (await db.query.models.findFirst({ where: visibleModel(callerAccountId, ownerAccountId, modelId) })) ?? null;
 }
 
 /** The caller's own models and the public ones, by owner then ID. */
@@ -176,17 +167,11 @@ export async function artifactInUse(
   artifactKey: string,
   except: { accountId: string; modelId: string },
 ): Promise<boolean> {
-  const rows = await db
-    .select({ modelId: models.modelId })
-    .from(models)
-    .where(
-      and(
-        eq(models.artifactKey, artifactKey),
-        or(ne(models.accountId, except.accountId), ne(models.modelId, except.modelId)),
-      ),
-    )
-    .limit(1);
-  return rows.length > 0;
+  const other = await db.query.models.findFirst({
+    columns: { modelId: true },
+    where: and(eq(models.artifactKey, artifactKey), not(modelKey(models, except.accountId, except.modelId))),
+  });
+  return other !== undefined;
 }
 
 /** Changes a model's fields and bumps updated_at; null when no such model. */
@@ -199,7 +184,7 @@ export async function updateModel(
   const rows = await db
     .update(models)
     .set({ ...patch, updatedAt: sql`now()` })
-    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
+    .where(modelKey(models, accountId, modelId))
     .returning();
   return rows[0] ?? null;
 }
@@ -216,7 +201,7 @@ export async function transitionModelState(
   const rows = await db
     .update(models)
     .set({ stateReason: null, ...patch, state: to, updatedAt: sql`now()` })
-    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId), inArray(models.state, [...from])))
+    .where(and(modelKey(models, accountId, modelId), inArray(models.state, [...from])))
     .returning();
   return rows[0] ?? null;
 }
@@ -235,7 +220,7 @@ export async function setModelState(
 export async function deleteModel(db: Db, accountId: string, modelId: string): Promise<boolean> {
   const rows = await db
     .delete(models)
-    .where(and(eq(models.accountId, accountId), eq(models.modelId, modelId)))
+    .where(modelKey(models, accountId, modelId))
     .returning({ modelId: models.modelId });
   return rows.length > 0;
 }
@@ -248,8 +233,7 @@ export interface ModelWithDeployment {
 /** The model `owner/modelId` if the caller may see it: its own, or a public one. */
 function visibleModel(callerAccountId: string, ownerAccountId: string, modelId: string) {
   return and(
-    eq(models.accountId, ownerAccountId),
-    eq(models.modelId, modelId),
+    modelKey(models, ownerAccountId, modelId),
     or(eq(models.accountId, callerAccountId), eq(models.public, true)),
   );
 }
@@ -264,7 +248,7 @@ export async function getVisibleModelWithDeployment(
   const rows = await db
     .select({ model: models, deployment: deployments })
     .from(models)
-    .leftJoin(deployments, and(eq(deployments.accountId, models.accountId), eq(deployments.modelId, models.modelId)))
+    .leftJoin(deployments, modelKey(deployments, models.accountId, models.modelId))
     .where(visibleModel(callerAccountId, ownerAccountId, modelId))
     .limit(1);
   return rows[0] ?? null;
@@ -278,7 +262,7 @@ export async function listServableModels(db: Db, callerAccountId: string): Promi
   const rows = await db
     .select({ model: models })
     .from(models)
-    .leftJoin(deployments, and(eq(deployments.accountId, models.accountId), eq(deployments.modelId, models.modelId)))
+    .leftJoin(deployments, modelKey(deployments, models.accountId, models.modelId))
     .where(
       or(
         and(

@@ -4,6 +4,9 @@
  */
 const NAME = /^accounts\/([a-z0-9][a-z0-9-]{0,62})\/models\/([a-z0-9][a-z0-9-]{0,62})$/;
 
+/** The built-in account that owns the operator's base models. It has no API keys. */
+export const BUILTIN_ACCOUNT_ID = "hearth";
+
 export const modelName = (accountId: string, modelId: string) => `accounts/${accountId}/models/${modelId}`;
 
 /** A name split into its IDs; undefined when it is not a model name. */

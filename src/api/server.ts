@@ -5,6 +5,7 @@ import { bootstrapDatabase } from "../auth/bootstrap.js";
 import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
 import { upsertBaseModel } from "../db/queries/models.js";
+import { BUILTIN_ACCOUNT_ID, modelName } from "../model-name.js";
 import type { Logger } from "../logger.js";
 import { discoverBaseModels } from "../models/base-model-catalog.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
@@ -16,7 +17,7 @@ import { ModelResolver } from "./services/model-resolver.js";
 import { FileBlobStore } from "../storage/file-blob-store.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
-import { ControlWorker } from "../workers/lifecycle/control-worker.js";
+import { ControlWorker } from "../control/control-worker.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
 import { AddonUploads } from "./services/addon-uploads.js";
@@ -52,7 +53,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       embeddingLength: base.summary.embeddingLength,
       displayName: base.id,
     });
-    log.info("registered base model", { model: `accounts/hearth/models/${base.id}` });
+    log.info("registered base model", { model: modelName(BUILTIN_ACCOUNT_ID, base.id) });
   }
 
   const redis = createRedis(config, "producer");
@@ -72,7 +73,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   await modelChanges.listen(subscriber);
   const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs });
   const storage = new FileBlobStore(config.storageDir);
-  const lifecycleDeps = {
+  const controlDeps = {
     db: database.db,
     storage,
     redis,
@@ -82,9 +83,9 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     log: log.child("lifecycle"),
   };
   const lifecycleQueue = new LifecycleQueue(queues);
-  const control = await ControlWorker.start(config, lifecycleDeps);
+  const control = await ControlWorker.start(config, controlDeps);
   const catalog = new ModelCatalog(database.db, storage, modelChanges);
-  const deployments = new Deployments(database.db, catalog, lifecycleQueue, lifecycleDeps);
+  const deployments = new Deployments(database.db, catalog, lifecycleQueue, modelChanges, log.child("deployments"));
   const management = {
     catalog,
     uploads: new AddonUploads(database.db, storage, catalog, config, log),

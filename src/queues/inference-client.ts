@@ -153,6 +153,8 @@ export class InferenceClient {
       (n) => n === 1,
       () => false,
     );
+    // With Redis unreachable the cancel cannot go out either; the request has already ended
+    // for its caller, and the worker's job ends at max_tokens into a channel nobody reads.
     if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
   }
 

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { JobsOptions } from "bullmq";
+import { AppError } from "../errors.js";
+import { BUILTIN_ACCOUNT_ID, modelName } from "../model-name.js";
 
 /**
  * The one job registry. Each job kind names its queue, its payload schema and its
@@ -42,6 +44,21 @@ export const modelTargetSchema = z.object({
   chatTemplate: z.string().min(1).optional(),
 });
 export type ModelTarget = z.infer<typeof modelTargetSchema>;
+
+/**
+ * Embeddings come from base models only: llama.cpp's embedding contexts take no LoRA, and
+ * the base model's vectors under an adapter's name would be a silent lie. The API checks
+ * at admission; a worker checks again for any job that reaches it another way.
+ */
+export function checkEmbeddingTarget(target: ModelTarget): void {
+  if (!target.adapter) return;
+  throw new AppError(
+    "invalid_request",
+    `${target.name} is a LoRA adapter; Hearth computes embeddings with base models only (llama.cpp applies no LoRA ` +
+      `to them). Ask its base model (${modelName(BUILTIN_ACCOUNT_ID, target.baseModelId)}) instead.`,
+    { param: "model" },
+  );
+}
 
 const requestBase = {
   /** Identifies the request on the reply channel. */

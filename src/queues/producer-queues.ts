@@ -51,6 +51,8 @@ export class ProducerQueues {
     const open = [...this.queues.values()];
     this.queues.clear();
     const closing = open.map(async ({ queue, settled }) => {
+      // Shutting down: a queue whose set-up never finished is left unclosed (see above), and
+      // one whose close fails has a connection that is already gone; nothing is left to undo.
       if (await withTimeout(settled, timeoutMs).catch(() => false)) await queue.close().catch(() => {});
     });
     await Promise.all(closing);

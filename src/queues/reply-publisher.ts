@@ -58,6 +58,10 @@ export class ReplyPublisher {
     for (const resolve of this.idle.splice(0)) resolve();
   };
 
+  /**
+   * A send that fails is dropped, not retried: the reply channel is gone with Redis, and the
+   * API side ends the waiting request itself when it loses Redis (queues/reply-hub.ts).
+   */
   private trySend(event: StreamEvent): Promise<unknown> {
     try {
       return this.send(event).catch(() => undefined);

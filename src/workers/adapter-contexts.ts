@@ -170,6 +170,7 @@ export class AdapterContexts {
     this.entries.delete(entry.key);
     const disposal = entry.context
       .then((context) => context.dispose())
+      // A context whose load failed has nothing to dispose; its failure went to whoever asked for it.
       .catch(() => {})
       .finally(() => this.disposals.delete(disposal));
     this.disposals.add(disposal);

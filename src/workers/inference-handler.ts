@@ -1,5 +1,4 @@
-import { AppError } from "../errors.js";
-import type { InferencePayload, Sampling } from "../queues/jobs.js";
+import { checkEmbeddingTarget, type InferencePayload, type Sampling } from "../queues/jobs.js";
 import type { FinishReason, StreamEvent } from "../queues/stream.js";
 import type { EngineContext, EngineModel, GenerateResult } from "./engine/engine.js";
 
@@ -14,22 +13,10 @@ export interface InferenceOutcome {
   usage: { promptTokens: number; completionTokens: number };
 }
 
-/**
- * The storage key of the LoRA adapter a request runs with, if any. Embeddings are
- * refused for adapters: llama.cpp's embedding contexts take no LoRA, and the base
- * model's vectors under the adapter's name would be a silent lie.
- */
+/** The storage key of the LoRA adapter a request runs with, if any. */
 export function adapterKeyOf(payload: InferencePayload): string | undefined {
-  const key = payload.model.adapter?.key;
-  if (key !== undefined && payload.kind === "embedding") {
-    throw new AppError(
-      "invalid_request",
-      `${payload.model.name} is a LoRA adapter, and Hearth computes embeddings with base models only; ` +
-        `ask its base model (${payload.model.baseModelId}) instead.`,
-      { param: "model" },
-    );
-  }
-  return key;
+  if (payload.kind === "embedding") checkEmbeddingTarget(payload.model);
+  return payload.model.adapter?.key;
 }
 
 /**

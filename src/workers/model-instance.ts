@@ -52,6 +52,7 @@ export class ModelInstance {
     try {
       for (let i = 0; i < count; i++) contexts.push(await model.createContext({ sequences, contextSize, threads }));
     } catch (error) {
+      // Frees what was made before the failure; the failure itself is what the caller sees.
       for (const context of contexts) await context.dispose().catch(() => {});
       await model.dispose().catch(() => {});
       throw error;

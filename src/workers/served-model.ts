@@ -97,6 +97,7 @@ export class ServedModel {
 
   /** Disposes everything once the requests in flight have ended (stop taking jobs first). */
   async close(): Promise<void> {
+    // A renewal that failed was logged where it failed; closing only waits for it to settle.
     await this.renewing?.catch(() => {});
     this.retire(this.current);
     await Promise.all(this.draining.values());

@@ -1,21 +1,22 @@
 import { EventEmitter } from "node:events";
 import os from "node:os";
 import { randomUUID } from "node:crypto";
-import { Worker, type Job } from "bullmq";
+import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
 import { createRedis } from "../queues/connection.js";
-import { jobs, type InferencePayload, type JobPayload, type JobsOf } from "../queues/jobs.js";
+import { jobs, type InferencePayload } from "../queues/jobs.js";
 import { ReplyPublisher } from "../queues/reply-publisher.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import { FileBlobStore } from "../storage/file-blob-store.js";
 import { adapterFile } from "./adapter-file.js";
 import { Cancellations } from "./cancellations.js";
-import { checkHandlers, type JobHandler, type JobHandlers } from "./handlers.js";
+import { consumeJobs } from "../queues/job-consumer.js";
+import type { JobHandlers } from "../queues/job-handlers.js";
 import type { Engine } from "./engine/engine.js";
 import { adapterKeyOf, runInference, type InferenceOutcome } from "./inference-handler.js";
 import { ServedModel, type ServedModelStats, type ServingEvent } from "./served-model.js";
@@ -97,7 +98,6 @@ export class HearthWorker {
         `No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`,
       );
     }
-    checkHandlers("inference", this.handlers);
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     await subscribeAdapterEvents(this.subscriber, this.config.redisPrefix, (event) => this.onAdapterEvent(event));
     const {
@@ -125,12 +125,13 @@ export class HearthWorker {
         onEvent: (event: ServingEvent) => this.events.emit(event.type, event),
       });
       const connection = this.publisher.duplicate();
-      const consumer = new Worker(jobs.inference.queueName(base.id), (job) => this.process("inference", job), {
+      const consumer = consumeJobs("inference", jobs.inference.queueName(base.id), this.handlers, {
         connection,
         prefix: this.config.redisPrefix,
         concurrency: this.config.worker.concurrency,
+        log: this.log,
+        onMalformed: (job) => this.endMalformed(job),
       });
-      consumer.on("error", (err) => this.log.warn("queue consumer error", { model: base.id, error: err.message }));
       this.served.set(base.id, { model, consumer, connection });
       // Set up before serving: BullMQ reports a set-up that fails after close where nothing listens.
       await consumer.waitUntilReady();
@@ -165,29 +166,24 @@ export class HearthWorker {
       models: this.models,
       startedAt: new Date().toISOString(),
     };
-    await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch(() => {});
+    // Redis away: the next beat, two seconds on, tries again; the debug line is for tracing it.
+    await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch((err: unknown) =>
+      this.log.debug("heartbeat not sent", { worker: this.id, error: String(err) }),
+    );
   }
 
   private readonly handlers: JobHandlers<"inference"> = {
     inference: (payload) => this.infer(payload),
   };
 
-  /** Validates a job against the registry and hands it to its kind's handler. */
-  private async process<N extends JobsOf<"inference">>(name: N, job: Job): Promise<unknown> {
-    const parsed = jobs[name].payload.safeParse(job.data);
-    if (!parsed.success) {
-      this.log.error("malformed job", { kind: name, jobId: job.id, issues: parsed.error.message });
-      // Still end the request, if it says where to, so its caller does not wait in vain.
-      const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
-      if (typeof replyTo === "string" && typeof requestId === "string") {
-        const error = new AppError("internal", "The worker could not read the request (malformed job).");
-        await publishEvent(this.publisher, replyTo, requestId, { type: "error", error: error.toJSON() }).catch(
-          () => {},
-        );
-      }
-      throw new Error(`malformed job payload: ${parsed.error.message}`);
-    }
-    return (this.handlers[name] as JobHandler<N>)(parsed.data as JobPayload<N>);
+  /** A job the registry refuses still ends its request, if it says where to, so its caller does not wait in vain. */
+  private async endMalformed(job: Job): Promise<void> {
+    const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
+    if (typeof replyTo !== "string" || typeof requestId !== "string") return;
+    const error = new AppError("internal", "The worker could not read the request (malformed job).");
+    await publishEvent(this.publisher, replyTo, requestId, { type: "error", error: error.toJSON() }).catch(
+      (err: unknown) => this.log.warn("could not end a malformed job's request", { requestId, error: String(err) }),
+    );
   }
 
   private async infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
@@ -237,12 +233,19 @@ export class HearthWorker {
     const grace = setTimeout(() => this.cancellations.cancelAll(), graceMs);
     // With Redis gone, BullMQ's close (and any command) would wait for it forever: a moment
     // after the grace, when cancelled jobs have ended, stop waiting and drop the connections.
-    const closed = Promise.all(consumers.map((c) => c.close().catch(() => {})));
+    const closed = Promise.all(
+      consumers.map((c) =>
+        c
+          .close()
+          .catch((err: unknown) => this.log.warn("queue consumer did not close cleanly", { error: String(err) })),
+      ),
+    );
     const gone = await withTimeout(closed, graceMs + CLOSE_MARGIN_MS).then(
       () => false,
       () => true,
     );
     clearTimeout(grace);
+    // Past the grace, connections are dropped; one already gone has nothing to drop.
     if (gone) for (const c of consumers) void c.disconnect().catch(() => {});
     else
       await withTimeout(retireWorker(this.publisher, this.config.redisPrefix, this.id), CLOSE_MARGIN_MS).catch(

@@ -1,6 +1,5 @@
 import { createMiddleware } from "hono/factory";
 import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
-import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { AppEnv } from "../app-env.js";
 
@@ -12,7 +11,7 @@ export function requireApiKey(apiKeys: ApiKeyAuthenticator) {
     if (!match) {
       throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");
     }
-    const key = await orUnavailable(apiKeys.authenticate(match[1]!));
+    const key = await apiKeys.authenticate(match[1]!);
     if (!key) throw new AppError("unauthorized", "Invalid API key.");
     c.set("caller", { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, role: key.role });
     await next();

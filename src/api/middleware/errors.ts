@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isDatabaseUnavailable } from "../../db/connection-errors.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 
@@ -18,6 +19,9 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof HTTPException) {
     const code = err.status === 413 ? "payload_too_large" : err.status === 401 ? "unauthorized" : "invalid_request";
     return new AppError(code, err.message || "Bad request.", { cause: err });
+  }
+  if (isDatabaseUnavailable(err)) {
+    return new AppError("unavailable", "The database is unavailable; please retry shortly.", { cause: err });
   }
   return new AppError("internal", "Something went wrong on our side; please retry.", { cause: err });
 }

@@ -4,19 +4,13 @@ import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { parseBody } from "../middleware/parse-body.js";
 import { collect, usageBody } from "./collect.js";
 import { embeddingRequestSchema } from "./protocol.js";
+import { checkEmbeddingTarget } from "../../queues/jobs.js";
 
 export function embeddingsRoutes(deps: AppDeps) {
   return new Hono<AppEnv>().post("/embeddings", async (c) => {
     const req = await parseBody(c, embeddingRequestSchema);
     const { target, embeddingLength } = await deps.models.forInference(c.get("caller").accountId, req.model);
-    if (target.adapter) {
-      throw new AppError(
-        "invalid_request",
-        `${req.model} is a LoRA adapter; Hearth computes embeddings with base models only (llama.cpp applies no LoRA to them). ` +
-          "Ask its base model instead.",
-        { param: "model" },
-      );
-    }
+    checkEmbeddingTarget(target);
     if (req.dimensions != null && embeddingLength != null && req.dimensions > embeddingLength) {
       throw new AppError(
         "invalid_request",

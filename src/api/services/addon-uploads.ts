@@ -2,7 +2,6 @@ import type { Config } from "../../config.js";
 import type { Db } from "../../db/client.js";
 import { transitionModelState } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
-import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { checkAddonFileName, readAddonManifest, validateAddon, type AddonManifest } from "../../models/addon/index.js";
@@ -91,16 +90,14 @@ export class AddonUploads {
   /** Changed files make an earlier verdict stale. */
   private async reopen(model: Model): Promise<void> {
     if (model.state === "FAILED") {
-      await orUnavailable(transitionModelState(this.db, model.accountId, model.modelId, ["FAILED"], "UPLOADING"));
+      await transitionModelState(this.db, model.accountId, model.modelId, ["FAILED"], "UPLOADING");
     }
   }
 
   async validate(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
     const model = await this.catalog.ownedLora(caller, accountId, modelId, "validated");
     if (model.state === "READY") return this.catalog.view(model);
-    const claimed = await orUnavailable(
-      transitionModelState(this.db, accountId, modelId, ["UPLOADING", "FAILED"], "VALIDATING"),
-    );
+    const claimed = await transitionModelState(this.db, accountId, modelId, ["UPLOADING", "FAILED"], "VALIDATING");
     if (!claimed) {
       throw new AppError("conflict", `${modelName(accountId, modelId)} is already being validated; try again shortly.`);
     }
@@ -138,15 +135,13 @@ export class AddonUploads {
     // hearth.json's template is checked even when the model has its own, which wins.
     const fromFiles = manifest.conversationConfig ? this.conversationConfig(manifest.conversationConfig) : null;
     const conversation = model.conversationConfig ?? fromFiles;
-    const ready = await orUnavailable(
-      transitionModelState(this.db, model.accountId, model.modelId, ["VALIDATING"], "READY", {
-        baseModel: baseName.name,
-        adapterFormat: plan.format,
-        adapterRank: plan.rank,
-        contextLength: base.contextLength,
-        conversationConfig: conversation,
-      }),
-    );
+    const ready = await transitionModelState(this.db, model.accountId, model.modelId, ["VALIDATING"], "READY", {
+      baseModel: baseName.name,
+      adapterFormat: plan.format,
+      adapterRank: plan.rank,
+      contextLength: base.contextLength,
+      conversationConfig: conversation,
+    });
     if (!ready)
       throw new AppError("conflict", `${modelName(model.accountId, model.modelId)} changed while it was validated.`);
     return ready;

@@ -6,25 +6,31 @@ import {
   startDeployment,
   transitionDeployment,
 } from "../../db/queries/deployments.js";
-import { orUnavailable } from "../../db/unavailable.js";
+import type { Deployment } from "../../db/schema/deployments.js";
 import { AppError } from "../../errors.js";
 import { modelName } from "../../model-name.js";
 import type { LifecycleQueue } from "../../queues/lifecycle-queue.js";
-import { undeployModel } from "../../workers/lifecycle/undeploy-model.js";
-import type { LifecycleDeps } from "../../workers/lifecycle/lifecycle-deps.js";
+import type { Logger } from "../../logger.js";
+import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { Caller } from "../app-env.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 
+/** How long a forced delete waits for its undeploy job. */
+const FORCED_UNDEPLOY_WAIT_MS = 30_000;
+const FORCED_UNDEPLOY_POLL_MS = 50;
+
 /**
  * Deploying and undeploying: the API side checks and records the request (within the
- * account's limit), the deploy/undeploy jobs do the work.
+ * account's limit), the deploy/undeploy jobs of the control room (src/control) do the
+ * work. Every transition past the request's own goes through the queue.
  */
 export class Deployments {
   constructor(
     private readonly db: Db,
     private readonly catalog: ModelCatalog,
     private readonly queue: LifecycleQueue,
-    private readonly lifecycle: LifecycleDeps,
+    private readonly modelChanges: ModelChangeNotifier,
+    private readonly log: Logger,
   ) {}
 
   async deploy(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
@@ -46,7 +52,7 @@ export class Deployments {
         `${name} cannot be deployed: ${why}. Only a READY model (uploaded and validated) can be deployed.`,
       );
     }
-    const result = await orUnavailable(startDeployment(this.db, accountId, modelId));
+    const result = await startDeployment(this.db, accountId, modelId);
     switch (result.outcome) {
       case "no-account":
         throw new AppError("not_found", `The account ${accountId} does not exist.`);
@@ -63,9 +69,11 @@ export class Deployments {
         try {
           await this.queue.enqueue("deploy", { accountId, modelId });
         } catch (error) {
-          await transitionDeployment(this.db, accountId, modelId, ["DEPLOYING"], "FAILED", {
-            reason: "The deploy could not be queued.",
-          }).catch(() => {});
+          await this.compensate(name, () =>
+            transitionDeployment(this.db, accountId, modelId, ["DEPLOYING"], "FAILED", {
+              reason: "The deploy could not be queued.",
+            }),
+          );
           throw error;
         }
         return this.catalog.view(model);
@@ -74,45 +82,73 @@ export class Deployments {
 
   async undeploy(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
     const model = await this.catalog.ownedLora(caller, accountId, modelId, "undeployed");
-    const deployment = await orUnavailable(getDeployment(this.db, accountId, modelId));
+    const deployment = await getDeployment(this.db, accountId, modelId);
     if (deployment?.state === "FAILED") {
       // Nothing reached the workers: forget the failed attempt.
-      await orUnavailable(deleteDeployment(this.db, accountId, modelId));
+      await deleteDeployment(this.db, accountId, modelId);
     } else if (deployment?.state === "DEPLOYING" || deployment?.state === "DEPLOYED") {
-      const moved = await orUnavailable(
-        transitionDeployment(this.db, accountId, modelId, [deployment.state], "UNDEPLOYING", {
-          artifactPath: deployment.artifactPath,
-        }),
-      );
+      const moved = await transitionDeployment(this.db, accountId, modelId, [deployment.state], "UNDEPLOYING", {
+        artifactPath: deployment.artifactPath,
+      });
       if (moved) {
         // Requests stop resolving it now, in every API process; the job then frees the adapter.
-        await this.lifecycle.modelChanges.changed(modelName(accountId, modelId));
+        await this.modelChanges.changed(modelName(accountId, modelId));
         await this.enqueueUndeploy(accountId, modelId, deployment.state);
       }
     }
     return this.catalog.view(model);
   }
 
-  /** For a forced delete: undeploys now, in this request, instead of through the queue. */
-  async undeployNow(accountId: string, modelId: string): Promise<void> {
-    const deployment = await orUnavailable(getDeployment(this.db, accountId, modelId));
+  /**
+   * For a forced delete: undeploys through the queue, like any undeploy, and waits until
+   * the job has removed the deployment (the workers have been told to free the adapter).
+   */
+  async undeployAndWait(accountId: string, modelId: string): Promise<void> {
+    const deployment = await getDeployment(this.db, accountId, modelId);
     if (!deployment) return;
-    if (deployment.state !== "UNDEPLOYING") {
-      await orUnavailable(
-        setDeploymentState(this.db, accountId, modelId, "UNDEPLOYING", { artifactPath: deployment.artifactPath }),
-      );
-      await this.lifecycle.modelChanges.changed(modelName(accountId, modelId));
+    const name = modelName(accountId, modelId);
+    if (deployment.state === "UNDEPLOYING") {
+      // Its job may have been lost with Redis; another one is harmless (the handler is idempotent).
+      await this.queue.enqueue("undeploy", { accountId, modelId });
+    } else {
+      await setDeploymentState(this.db, accountId, modelId, "UNDEPLOYING", { artifactPath: deployment.artifactPath });
+      await this.modelChanges.changed(name);
+      await this.enqueueUndeploy(accountId, modelId, deployment.state);
     }
-    await orUnavailable(undeployModel(this.lifecycle, { accountId, modelId }));
+    const deadline = Date.now() + FORCED_UNDEPLOY_WAIT_MS;
+    while (await getDeployment(this.db, accountId, modelId)) {
+      if (Date.now() > deadline) {
+        throw new AppError("unavailable", `${name} is still being undeployed; retry the delete shortly.`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, FORCED_UNDEPLOY_POLL_MS));
+    }
   }
 
-  private async enqueueUndeploy(accountId: string, modelId: string, previous: "DEPLOYING" | "DEPLOYED") {
+  private async enqueueUndeploy(accountId: string, modelId: string, previous: Deployment["state"]) {
     try {
       await this.queue.enqueue("undeploy", { accountId, modelId });
     } catch (error) {
       // Put it back as it was, so the request can simply be retried.
-      await transitionDeployment(this.db, accountId, modelId, ["UNDEPLOYING"], previous).catch(() => {});
+      await this.compensate(modelName(accountId, modelId), () =>
+        transitionDeployment(this.db, accountId, modelId, ["UNDEPLOYING"], previous),
+      );
       throw error;
+    }
+  }
+
+  /**
+   * Undoes a transition whose job could not be queued. If that fails too (the database
+   * went away with Redis), the model is left in the transition's state: logged, since
+   * only an operator or a later request will move it on.
+   */
+  private async compensate(name: string, undo: () => Promise<unknown>): Promise<void> {
+    try {
+      await undo();
+    } catch (err) {
+      this.log.error("could not undo a deployment transition whose job was not queued", {
+        model: name,
+        error: String(err),
+      });
     }
   }
 }

@@ -12,7 +12,6 @@ import {
 import { BUILTIN_ACCOUNT_ID } from "../../db/schema/accounts.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import type { Model } from "../../db/schema/models.js";
-import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
@@ -55,18 +54,16 @@ export class ModelCatalog {
   async create(caller: Caller, accountId: string, input: CreateModelInput): Promise<ModelView> {
     this.ownAccount(caller, accountId);
     if (input.baseModel !== undefined) await this.baseModel(caller, input.baseModel, "model.baseModel");
-    const model = await orUnavailable(
-      createModel(this.db, {
-        accountId,
-        modelId: input.modelId,
-        kind: "lora",
-        state: "UPLOADING",
-        displayName: input.displayName ?? input.modelId,
-        description: input.description ?? "",
-        baseModel: input.baseModel ?? null,
-        conversationConfig: input.conversationConfig ?? null,
-      }),
-    );
+    const model = await createModel(this.db, {
+      accountId,
+      modelId: input.modelId,
+      kind: "lora",
+      state: "UPLOADING",
+      displayName: input.displayName ?? input.modelId,
+      description: input.description ?? "",
+      baseModel: input.baseModel ?? null,
+      conversationConfig: input.conversationConfig ?? null,
+    });
     if (!model) {
       throw new AppError("conflict", `The model ${modelName(accountId, input.modelId)} already exists.`, {
         param: "modelId",
@@ -77,14 +74,14 @@ export class ModelCatalog {
 
   /** A model the caller may read (its own, or a public one). */
   async get(caller: Caller, accountId: string, modelId: string): Promise<ModelView> {
-    const model = await orUnavailable(getVisibleModel(this.db, caller.accountId, accountId, modelId));
+    const model = await getVisibleModel(this.db, caller.accountId, accountId, modelId);
     if (!model) throw modelNotFound(accountId, modelId);
-    return { model, deployment: await orUnavailable(getDeployment(this.db, accountId, modelId)) };
+    return { model, deployment: await getDeployment(this.db, accountId, modelId) };
   }
 
   /** A model the caller may change: only its own account's. */
   async owned(caller: Caller, accountId: string, modelId: string): Promise<Model> {
-    const model = caller.accountId === accountId ? await orUnavailable(getModel(this.db, accountId, modelId)) : null;
+    const model = caller.accountId === accountId ? await getModel(this.db, accountId, modelId) : null;
     if (!model) throw modelNotFound(accountId, modelId);
     return model;
   }
@@ -101,15 +98,17 @@ export class ModelCatalog {
   }
 
   async view(model: Model): Promise<ModelView> {
-    return { model, deployment: await orUnavailable(getDeployment(this.db, model.accountId, model.modelId)) };
+    return { model, deployment: await getDeployment(this.db, model.accountId, model.modelId) };
   }
 
   async list(caller: Caller, accountId: string, page: Parameters<typeof listModelsPage>[2]): Promise<ModelListPage> {
     const publicOnly = accountId !== caller.accountId;
     if (publicOnly && accountId !== BUILTIN_ACCOUNT_ID) throw accountNotFound(accountId);
-    const rows = await orUnavailable(
-      listModelsPage(this.db, accountId, { ...page, limit: page.limit + 1, filter: { ...page.filter, publicOnly } }),
-    );
+    const rows = await listModelsPage(this.db, accountId, {
+      ...page,
+      limit: page.limit + 1,
+      filter: { ...page.filter, publicOnly },
+    });
     const more = rows.length > page.limit;
     const models = rows.slice(0, page.limit);
     const views = await Promise.all(models.map((m) => this.view(m)));
@@ -118,7 +117,7 @@ export class ModelCatalog {
 
   async update(caller: Caller, accountId: string, modelId: string, patch: ModelPatch): Promise<ModelView> {
     await this.owned(caller, accountId, modelId);
-    const model = await orUnavailable(updateModel(this.db, accountId, modelId, patch));
+    const model = await updateModel(this.db, accountId, modelId, patch);
     if (!model) throw modelNotFound(accountId, modelId);
     // A PATCH may change what the name resolves to (its chat template, its visibility).
     await this.modelChanges.changed(modelName(accountId, modelId));
@@ -142,9 +141,7 @@ export class ModelCatalog {
    */
   async baseModel(caller: Caller, name: string, param: string | null): Promise<Model> {
     const match = parseModelName(name);
-    const model = match
-      ? await orUnavailable(getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId))
-      : null;
+    const model = match ? await getVisibleModel(this.db, caller.accountId, match.accountId, match.modelId) : null;
     if (model?.kind !== "base" || model.state !== "READY" || !model.filePath) {
       throw new AppError(
         "invalid_request",
@@ -161,7 +158,7 @@ export class ModelCatalog {
   }
 
   async account(caller: Caller) {
-    const account = await orUnavailable(getAccount(this.db, caller.accountId));
+    const account = await getAccount(this.db, caller.accountId);
     if (!account) throw new AppError("unauthorized", "The API key's account no longer exists.");
     return account;
   }

@@ -1,7 +1,6 @@
 import type { Db } from "../../db/client.js";
 import { getDeployment } from "../../db/queries/deployments.js";
 import { artifactInUse, deleteModel } from "../../db/queries/models.js";
-import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { modelName } from "../../model-name.js";
@@ -31,7 +30,7 @@ export class ModelDeletion {
   async delete(caller: Caller, accountId: string, modelId: string, { force }: { force: boolean }): Promise<void> {
     const name = modelName(accountId, modelId);
     const model = await this.catalog.ownedLora(caller, accountId, modelId, "deleted");
-    const deployment = await orUnavailable(getDeployment(this.db, accountId, modelId));
+    const deployment = await getDeployment(this.db, accountId, modelId);
     if (deployment && deployment.state !== "FAILED") {
       if (!force) {
         throw new AppError(
@@ -39,9 +38,9 @@ export class ModelDeletion {
           `${name} is ${deployment.state}; undeploy it first, or delete with ?force=true to undeploy and delete it.`,
         );
       }
-      await this.deployments.undeployNow(accountId, modelId);
+      await this.deployments.undeployAndWait(accountId, modelId);
     }
-    await orUnavailable(deleteModel(this.db, accountId, modelId));
+    await deleteModel(this.db, accountId, modelId);
     await this.modelChanges.changed(name);
     try {
       await this.storage.delete(storageKeys.model(accountId, modelId));

@@ -1,7 +1,6 @@
 import type { Db } from "../../db/client.js";
 import { getModel, getVisibleModelWithDeployment, listServableModels } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
-import { orUnavailable } from "../../db/unavailable.js";
 import { AppError } from "../../errors.js";
 import { modelName, parseModelName } from "../../model-name.js";
 import type { ModelTarget } from "../../queues/jobs.js";
@@ -63,7 +62,7 @@ export class ModelResolver {
   private async resolve(callerAccountId: string, name: string): Promise<ResolvedModel> {
     const ref = parseModelName(name);
     const found = ref
-      ? await orUnavailable(getVisibleModelWithDeployment(this.db, callerAccountId, ref.accountId, ref.modelId))
+      ? await getVisibleModelWithDeployment(this.db, callerAccountId, ref.accountId, ref.modelId)
       : null;
     if (!found) {
       throw new AppError(
@@ -93,7 +92,7 @@ export class ModelResolver {
     }
     const base = model.baseModel ? parseModelName(model.baseModel) : undefined;
     if (deployment?.state !== "DEPLOYED" || !deployment.artifactPath || !base) throw notDeployed();
-    const baseModel = await orUnavailable(getModel(this.db, base.accountId, base.modelId));
+    const baseModel = await getModel(this.db, base.accountId, base.modelId);
     if (!baseModel) throw notDeployed();
     return {
       target: {
@@ -110,7 +109,7 @@ export class ModelResolver {
   }
 
   async list(callerAccountId: string): Promise<ModelListing[]> {
-    const models = await orUnavailable(listServableModels(this.db, callerAccountId));
+    const models = await listServableModels(this.db, callerAccountId);
     return models.map((m) => ({
       name: modelName(m.accountId, m.modelId),
       accountId: m.accountId,

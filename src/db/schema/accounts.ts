@@ -4,8 +4,7 @@ import { boolean, check, integer, pgTable, text, timestamp } from "drizzle-orm/p
 /** Account IDs: lowercase letters, digits and hyphens, 1–63 characters, not starting with a hyphen. */
 export const ACCOUNT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
-/** The built-in account that owns the operator's base models. It has no API keys. */
-export const BUILTIN_ACCOUNT_ID = "hearth";
+export { BUILTIN_ACCOUNT_ID } from "../../model-name.js";
 
 /** The account created on first start, holding the first admin key. */
 export const DEFAULT_ACCOUNT_ID = "default";

@@ -136,6 +136,7 @@ export class LlamaEngineContext implements EngineContext {
     this.reclaiming++;
     void sequence
       .dispose()
+      // A sequence that fails to dispose is gone with its context; the slot is counted free either way.
       .catch(() => {})
       .then(() => {
         this.reclaiming--;

@@ -12,9 +12,9 @@ import { HEARTH_TINY_REF } from "../../src/models/demo-models.js";
 import { adapterChannel, type AdapterEvent } from "../../src/queues/adapter-events.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
 import { storageKeys } from "../../src/storage/keys.js";
-import { deployModel } from "../../src/workers/lifecycle/deploy-model.js";
-import type { LifecycleDeps } from "../../src/workers/lifecycle/lifecycle-deps.js";
-import { undeployModel } from "../../src/workers/lifecycle/undeploy-model.js";
+import { deployModel } from "../../src/control/deploy-model.js";
+import type { ControlDeps } from "../../src/control/control-deps.js";
+import { undeployModel } from "../../src/control/undeploy-model.js";
 import { openTestDatabase, truncateAllTables, type TestDatabase } from "../helpers/test-databases.js";
 import { testModelDir } from "../helpers/test-models.js";
 
@@ -26,7 +26,7 @@ describe("lifecycle job handlers", () => {
   let storageDir: string;
   let redis: Redis;
   let listener: Redis;
-  let deps: LifecycleDeps;
+  let deps: ControlDeps;
   const events: AdapterEvent[] = [];
   /** The models the handlers said changed (what makes API processes drop cached resolutions). */
   const changed: string[] = [];

@@ -1,11 +1,11 @@
-import { getDeployment, transitionDeployment } from "../../db/queries/deployments.js";
-import { getModel } from "../../db/queries/models.js";
-import { AppError } from "../../errors.js";
-import { publishAdapterEvent } from "../../queues/adapter-events.js";
-import type { LifecyclePayload } from "../../queues/jobs.js";
-import { modelName, parseModelName } from "../../model-name.js";
+import { getDeployment, transitionDeployment } from "../db/queries/deployments.js";
+import { getModel } from "../db/queries/models.js";
+import { AppError } from "../errors.js";
+import { publishAdapterEvent } from "../queues/adapter-events.js";
+import type { LifecyclePayload } from "../queues/jobs.js";
+import { modelName, parseModelName } from "../model-name.js";
 import { ensureAdapterArtifact } from "./adapter-artifact.js";
-import type { LifecycleDeps } from "./lifecycle-deps.js";
+import type { ControlDeps } from "./control-deps.js";
 
 export type LifecycleOutcome = "done" | "skipped" | "failed";
 
@@ -16,7 +16,7 @@ export type LifecycleOutcome = "done" | "skipped" | "failed";
  * with the adapter itself fails the deployment (with the reason) instead of retrying.
  */
 export async function deployModel(
-  deps: LifecycleDeps,
+  deps: ControlDeps,
   { accountId, modelId }: LifecyclePayload,
 ): Promise<LifecycleOutcome> {
   const deployment = await getDeployment(deps.db, accountId, modelId);
@@ -56,7 +56,7 @@ export async function deployModel(
 }
 
 /** Marks a DEPLOYING deployment FAILED with a reason (after the last retry, or at once for a bad adapter). */
-export async function failDeployment(deps: LifecycleDeps, { accountId, modelId }: LifecyclePayload, reason: string) {
+export async function failDeployment(deps: ControlDeps, { accountId, modelId }: LifecyclePayload, reason: string) {
   const failed = await transitionDeployment(deps.db, accountId, modelId, ["DEPLOYING"], "FAILED", { reason });
   if (failed) deps.log.warn("deployment failed", { model: modelName(accountId, modelId), reason });
 }

@@ -3,21 +3,21 @@ import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { getModel, updateModel } from "../../db/queries/models.js";
-import type { Model } from "../../db/schema/models.js";
-import { AppError } from "../../errors.js";
-import { convertAddon, readAddonManifest, validateAddon } from "../../models/addon/index.js";
-import { addonFiles } from "../../storage/addon-files.js";
-import { storageKeys } from "../../storage/keys.js";
-import { parseModelName } from "../../model-name.js";
-import type { LifecycleDeps } from "./lifecycle-deps.js";
+import { getModel, updateModel } from "../db/queries/models.js";
+import type { Model } from "../db/schema/models.js";
+import { AppError } from "../errors.js";
+import { convertAddon, readAddonManifest, validateAddon } from "../models/addon/index.js";
+import { addonFiles } from "../storage/addon-files.js";
+import { storageKeys } from "../storage/keys.js";
+import { parseModelName } from "../model-name.js";
+import type { ControlDeps } from "./control-deps.js";
 
 /**
  * The llama.cpp GGUF of a validated adapter, in storage at its content-hash key:
  * converted (PEFT) or copied (GGUF) on first deploy and remembered on the model, so a
  * redeploy reuses it. Identical adapters end up sharing one file.
  */
-export async function ensureAdapterArtifact(deps: LifecycleDeps, model: Model): Promise<string> {
+export async function ensureAdapterArtifact(deps: ControlDeps, model: Model): Promise<string> {
   if (model.artifactKey && (await deps.storage.stat(model.artifactKey))) return model.artifactKey;
   const files = await addonFiles(deps.storage, model.accountId, model.modelId);
   const base = await baseModelFile(deps, model);
@@ -39,7 +39,7 @@ export async function ensureAdapterArtifact(deps: LifecycleDeps, model: Model): 
   }
 }
 
-async function baseModelFile(deps: LifecycleDeps, model: Model): Promise<string> {
+async function baseModelFile(deps: ControlDeps, model: Model): Promise<string> {
   const ref = model.baseModel ? parseModelName(model.baseModel) : undefined;
   const base = ref ? await getModel(deps.db, ref.accountId, ref.modelId) : null;
   if (!base?.filePath || base.kind !== "base") {

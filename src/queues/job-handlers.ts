@@ -1,4 +1,4 @@
-import { jobs, type JobConsumer, type JobName, type JobPayload, type JobsOf } from "../queues/jobs.js";
+import { jobs, type JobConsumer, type JobName, type JobPayload, type JobsOf } from "./jobs.js";
 
 /** What a process does with one job of a kind, given its validated payload. */
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>) => Promise<unknown>;

@@ -1,10 +1,10 @@
-import { artifactDeployed, deleteDeployment, getDeployment } from "../../db/queries/deployments.js";
-import { getModel } from "../../db/queries/models.js";
-import { publishAdapterEvent } from "../../queues/adapter-events.js";
-import type { LifecyclePayload } from "../../queues/jobs.js";
-import { modelName, parseModelName } from "../../model-name.js";
+import { artifactDeployed, deleteDeployment, getDeployment } from "../db/queries/deployments.js";
+import { getModel } from "../db/queries/models.js";
+import { publishAdapterEvent } from "../queues/adapter-events.js";
+import type { LifecyclePayload } from "../queues/jobs.js";
+import { modelName, parseModelName } from "../model-name.js";
 import type { LifecycleOutcome } from "./deploy-model.js";
-import type { LifecycleDeps } from "./lifecycle-deps.js";
+import type { ControlDeps } from "./control-deps.js";
 
 /**
  * The undeploy job: removes an UNDEPLOYING deployment and tells the workers to free
@@ -14,7 +14,7 @@ import type { LifecycleDeps } from "./lifecycle-deps.js";
  * anything but UNDEPLOYING is left alone.
  */
 export async function undeployModel(
-  deps: LifecycleDeps,
+  deps: ControlDeps,
   { accountId, modelId }: LifecyclePayload,
 ): Promise<LifecycleOutcome> {
   const deployment = await getDeployment(deps.db, accountId, modelId);

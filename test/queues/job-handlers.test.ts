@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkHandlers } from "../../src/workers/handlers.js";
+import { checkHandlers } from "../../src/queues/job-handlers.js";
 
 describe("checkHandlers", () => {
   it("refuses a consumer missing a handler for one of its kinds", () => {

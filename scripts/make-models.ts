@@ -14,8 +14,8 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
-import { DEFAULT_BENCH_ADAPTERS, buildBenchModels } from "../src/models/bench-models.js";
-import { buildDemoModels } from "../src/models/demo-models.js";
+import { DEFAULT_BENCH_ADAPTERS, buildBenchModels } from "../src/models/factory/bench-models.js";
+import { buildDemoModels } from "../src/models/factory/demo-models.js";
 
 const usage = [
   "usage: npm run make-models -- [--out DIR] [--force]",

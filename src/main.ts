@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
-import { ensureDemoModels } from "./models/ensure-demo-models.js";
+import { ensureDemoModels } from "./models/factory/ensure-demo-models.js";
 import { answers, startLocalRedis } from "./process/local-redis.js";
 
 /**

@@ -1,4 +1,4 @@
-import { buildDemoModels } from "../src/models/demo-models.js";
+import { buildDemoModels } from "../src/models/factory/demo-models.js";
 import { testModelDir } from "./helpers/test-models.js";
 
 /** Builds the demo models once for the whole run (deterministic, a few seconds). */

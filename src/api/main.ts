@@ -1,6 +1,6 @@
 import { loadConfig } from "../config.js";
 import { createLogger } from "../logger.js";
-import { ensureDemoModels } from "../models/ensure-demo-models.js";
+import { ensureDemoModels } from "../models/factory/ensure-demo-models.js";
 import { runUntilSignalled } from "../process/lifecycle.js";
 import { startApi } from "./server.js";
 

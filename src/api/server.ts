@@ -7,7 +7,7 @@ import { migrateDatabase } from "../db/migrate.js";
 import { upsertBaseModel } from "../db/queries/models.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../model-name.js";
 import type { Logger } from "../logger.js";
-import { discoverBaseModels } from "../models/base-model-catalog.js";
+import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
 import { InferenceClient } from "../queues/inference-client.js";
 import { ModelChanges } from "../queues/model-changes.js";

@@ -10,23 +10,23 @@ import {
   isPickleFileName,
   readAddonJson,
   type AddonFileName,
-} from "../models/addon/addon-files.js";
-import { readAddonManifest, type AddonManifest } from "../models/addon/addon-manifest.js";
-import { parsePeftConfig } from "../models/addon/peft-config.js";
+} from "../models/adapters/addon-file-names.js";
+import { readAddonManifest, type AddonManifest } from "../models/adapters/addon-manifest.js";
+import { parsePeftConfig } from "../models/adapters/peft-config.js";
 import {
   checkFactorTypes,
   ggufLoraTarget,
   loraAlpha,
   pairByTarget,
   readGgufLoraHeader,
-} from "../models/addon/validate-gguf-lora.js";
-import { checkConfiguredRank, checkTargetSelected, pairByModule } from "../models/addon/validate-peft.js";
-import { fileProblem } from "../models/model-file-error.js";
-import { readSafetensorsHeader } from "../models/safetensors-reader.js";
+} from "../models/adapters/validate-gguf-lora.js";
+import { checkConfiguredRank, checkTargetSelected, pairByModule } from "../models/adapters/validate-peft.js";
+import { fileProblem } from "../models/formats/model-file-error.js";
+import { readSafetensorsHeader } from "../models/formats/safetensors-reader.js";
 import { usageError } from "./exit-codes.js";
 
 /**
- * The checks `hearth create model` makes on an adapter folder before it uploads anything,
+ * The checks `hearth create model` makes on an addon folder before it uploads anything,
  * with the server's own code: the file names (pickles refused with the server's message),
  * hearth.json and adapter_config.json, the format, and the weights file's header (its
  * tensors, their pairing, what adapter_config.json says of them). What needs the base
@@ -41,7 +41,7 @@ export interface AddonFolderFile {
 
 export interface AddonFolder {
   files: AddonFolderFile[];
-  /** Files and folders that are not part of an adapter and will not be uploaded. */
+  /** Files and folders that are not part of an addon and will not be uploaded. */
   ignored: string[];
   format: AddonManifest["format"];
   baseModel: string | undefined;

@@ -6,8 +6,8 @@ import path from "node:path";
 import { getModel, updateModel } from "../db/queries/models.js";
 import type { Model } from "../db/schema/models.js";
 import { AppError } from "../errors.js";
-import { convertAddon, readAddonManifest, validateAddon } from "../models/addon/index.js";
-import { addonFiles } from "../storage/addon-files.js";
+import { convertAddon, readAddonManifest, validateAddon } from "../models/adapters/index.js";
+import { addonLocalPaths } from "../storage/addon-paths.js";
 import { storageKeys } from "../storage/keys.js";
 import { parseModelName } from "../model-name.js";
 import type { ControlDeps } from "./control-deps.js";
@@ -19,7 +19,7 @@ import type { ControlDeps } from "./control-deps.js";
  */
 export async function ensureAdapterArtifact(deps: ControlDeps, model: Model): Promise<string> {
   if (model.artifactKey && (await deps.storage.stat(model.artifactKey))) return model.artifactKey;
-  const files = await addonFiles(deps.storage, model.accountId, model.modelId);
+  const files = await addonLocalPaths(deps.storage, model.accountId, model.modelId);
   const base = await baseModelFile(deps, model);
   const manifest = await readAddonManifest(files);
   // Re-checked here: the files are what this job converts, whatever happened since validation.

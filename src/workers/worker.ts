@@ -5,7 +5,7 @@ import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
-import { discoverBaseModels } from "../models/base-model-catalog.js";
+import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
 import { createRedis } from "../queues/connection.js";
 import { jobs, type InferencePayload } from "../queues/jobs.js";

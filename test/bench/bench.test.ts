@@ -15,7 +15,7 @@ import { runBench, type BenchOptions, type BenchReport } from "../../src/bench/r
 import { SCENARIO_IDS } from "../../src/bench/scenario.js";
 import { adapterNeeds, type BenchSizes } from "../../src/bench/sizes.js";
 import { percentile, summarize } from "../../src/bench/stats.js";
-import type { BenchShape } from "../../src/models/bench-models.js";
+import type { BenchShape } from "../../src/models/factory/bench-models.js";
 import { tinyLlamaShape } from "../helpers/bench-shapes.js";
 
 const tinySizes: BenchSizes = {

@@ -6,7 +6,7 @@ import { HearthApiError, HearthClient } from "../../src/cli/api-client.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { freePort } from "../helpers/net.js";
 import { testModelDir } from "../helpers/test-models.js";
-import { json, runHearthCli, tempConfigDir, type CliRun } from "./run-hearth.js";
+import { json, runHearthCli, tempConfigDir, type CliRun } from "../helpers/run-hearth.js";
 
 /** Every exit code of the real `hearth` binary, each error one line on stderr saying what to do. */
 

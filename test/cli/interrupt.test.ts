@@ -3,8 +3,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { HearthClient } from "../../src/cli/api-client.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { testModelDir } from "../helpers/test-models.js";
-import { finished, runHearthCli, startHearthCli, tempConfigDir } from "./run-hearth.js";
-import { startSlowProxy, type SlowProxy } from "./slow-proxy.js";
+import { finished, runHearthCli, startHearthCli, tempConfigDir } from "../helpers/run-hearth.js";
+import { startSlowProxy, type SlowProxy } from "../helpers/slow-proxy.js";
 
 /**
  * Ctrl-C during `hearth create model`: the upload is aborted, the server keeps nothing of

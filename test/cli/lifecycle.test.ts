@@ -3,10 +3,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HearthClient } from "../../src/cli/api-client.js";
 import { parseIni } from "../../src/cli/config-file.js";
-import { HEARTH_TINY_REF } from "../../src/models/demo-models.js";
+import { HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { testModelDir } from "../helpers/test-models.js";
-import { json, runHearthCli, tempConfigDir, type CliRun } from "./run-hearth.js";
+import { json, runHearthCli, tempConfigDir, type CliRun } from "../helpers/run-hearth.js";
 
 /**
  * The whole life of an adapter driven by the real `hearth` binary against a started Hearth:

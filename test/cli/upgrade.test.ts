@@ -7,7 +7,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEARTH_VERSION } from "../../src/package-info.js";
-import { json, runHearthCli, tempConfigDir } from "./run-hearth.js";
+import { json, runHearthCli, tempConfigDir } from "../helpers/run-hearth.js";
 
 /**
  * `hearth upgrade` against package tarballs made by `npm pack` (the air-gapped way: a local

@@ -8,7 +8,7 @@ import { createAccount } from "../../src/db/queries/accounts.js";
 import { getDeployment, setDeploymentState } from "../../src/db/queries/deployments.js";
 import { createModel, getModel, upsertBaseModel } from "../../src/db/queries/models.js";
 import { createLogger } from "../../src/logger.js";
-import { HEARTH_TINY_REF } from "../../src/models/demo-models.js";
+import { HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
 import { adapterChannel, type AdapterEvent } from "../../src/queues/adapter-events.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
 import { storageKeys } from "../../src/storage/keys.js";

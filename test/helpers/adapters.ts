@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { buildBigramTable } from "../../src/models/bigram.js";
-import { bigramLora } from "../../src/models/bigram-lora.js";
-import { createBigramOracle } from "../../src/models/bigram-oracle.js";
-import { HEARTH_TINY_REF, demoTables } from "../../src/models/demo-models.js";
-import { writeGgufLora } from "../../src/models/gguf-lora.js";
-import { writePeftAdapter } from "../../src/models/peft-adapter.js";
+import { buildBigramTable } from "../../src/models/factory/bigram.js";
+import { bigramLora } from "../../src/models/factory/bigram-lora.js";
+import { createBigramOracle } from "./bigram-oracle.js";
+import { HEARTH_TINY_REF, demoTables } from "../../src/models/factory/demo-models.js";
+import { writeGgufLora } from "../../src/models/formats/gguf-lora.js";
+import { writePeftAdapter } from "../../src/models/factory/peft-adapter.js";
 
 export interface TestAdapter {
   dir: string;

@@ -1,7 +1,7 @@
-import type { LlamaShape } from "../../src/models/random-llama.js";
+import type { RandomLlamaShape } from "../../src/models/factory/random-llama.js";
 
 /** A llama shape small enough for tests to build and run in a moment (random weights). */
-export const tinyLlamaShape: LlamaShape = {
+export const tinyLlamaShape: RandomLlamaShape = {
   embeddingLength: 128,
   blockCount: 2,
   headCount: 4,

@@ -1,5 +1,5 @@
-import { createBigramOracle, type BigramOracle } from "../../src/models/bigram-oracle.js";
-import { demoTables } from "../../src/models/demo-models.js";
+import { createBigramOracle, type BigramOracle } from "./bigram-oracle.js";
+import { demoTables } from "../../src/models/factory/demo-models.js";
 
 let base: BigramOracle | undefined;
 let adapted: BigramOracle | undefined;

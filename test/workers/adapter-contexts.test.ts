@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { AdapterContexts, type AdapterEviction } from "../../src/workers/adapter-contexts.js";
-import { deferred, FakeEngine, type FakeContext, type FakeModel } from "./fake-engine.js";
+import { deferred, FakeEngine, type FakeContext, type FakeModel } from "../helpers/fake-engine.js";
 
 describe("AdapterContexts", () => {
   let engine: FakeEngine;

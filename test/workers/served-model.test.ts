@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { ServedModel, type ServingEvent } from "../../src/workers/served-model.js";
-import { deferred, FakeEngine, type FakeContext, type FakeModel } from "./fake-engine.js";
+import { deferred, FakeEngine, type FakeContext, type FakeModel } from "../helpers/fake-engine.js";
 
 describe("ServedModel", () => {
   let engine: FakeEngine;

@@ -1,4 +1,4 @@
-import { ADDON_FILE_NAMES } from "../../models/addon/addon-files.js";
+import { ADDON_FILE_NAMES } from "../../models/adapters/addon-file-names.js";
 import { ACCOUNT_ID_PATTERN } from "../../db/schema/accounts.js";
 import { MODEL_ID_PATTERN, deleteModelQuery, listModelsQuery } from "../management/protocol.js";
 import { parameterRef, queryParameters, schemaRef, type JsonSchema } from "./json-schema.js";

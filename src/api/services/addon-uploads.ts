@@ -4,14 +4,19 @@ import { transitionModelState } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { checkAddonFileName, readAddonManifest, validateAddon, type AddonManifest } from "../../models/addon/index.js";
+import {
+  checkAddonFileName,
+  readAddonManifest,
+  validateAddon,
+  type AddonManifest,
+} from "../../models/adapters/index.js";
 import type { BlobInfo, BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
 import type { Caller } from "../app-env.js";
 import { conversationConfigSchema } from "../management/protocol.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 import { modelName, parseModelName } from "../../model-name.js";
-import { addonFiles } from "../../storage/addon-files.js";
+import { addonLocalPaths } from "../../storage/addon-paths.js";
 
 export interface UploadOptions {
   /** The Content-Length the client announced, to refuse an oversized file before reading it. */
@@ -23,7 +28,7 @@ export interface UploadOptions {
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 
 /**
- * Uploading an adapter's files and validating them. A file is stored whole or not at
+ * Uploading an addon's files and validating them. A file is stored whole or not at
  * all; validation checks everything against the base model before any worker sees it
  * and leaves the model READY, or FAILED with the reason.
  */
@@ -74,7 +79,7 @@ export class AddonUploads {
     await this.reopen(model);
   }
 
-  /** The model, if its files may change now: an adapter that is UPLOADING or FAILED. */
+  /** The model, if its files may change now: a LoRA model that is UPLOADING or FAILED. */
   private async changeableFiles(caller: Caller, accountId: string, modelId: string, fileName: string): Promise<Model> {
     const model = await this.catalog.ownedLora(caller, accountId, modelId, "uploaded to");
     checkAddonFileName(fileName);
@@ -117,7 +122,7 @@ export class AddonUploads {
   }
 
   private async check(caller: Caller, model: Model): Promise<Model> {
-    const files = await addonFiles(this.storage, model.accountId, model.modelId);
+    const files = await addonLocalPaths(this.storage, model.accountId, model.modelId);
     if (files.size === 0) {
       throw new AppError(
         "invalid_request",

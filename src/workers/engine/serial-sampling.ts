@@ -26,7 +26,7 @@ export function serializeSampling(context: LlamaContext): void {
   const sample = native.sampleToken.bind(native);
   let pending = 0;
   let tail: Promise<unknown> = Promise.resolve();
-  // The addon's methods are read-only on its prototype: shadow this one on the instance.
+  // The native addon's methods (llama.cpp's binding) are read-only on its prototype: shadow this one on the instance.
   Object.defineProperty(native, "sampleToken", {
     configurable: true,
     value: (...args: unknown[]) => {

@@ -1,0 +1,121 @@
+import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { folderState, pathExists, writeFileAtomically, writeFolderAtomically } from "../formats/atomic-output.js";
+import { buildBigramTable, type BigramTable } from "./bigram.js";
+import { bigramLora } from "./bigram-lora.js";
+import { writeGgufLora } from "../formats/gguf-lora.js";
+import type { LoraPair } from "../formats/lora-pair.js";
+import { PEFT_CONFIG_FILE, PEFT_WEIGHTS_FILE, writePeftAdapter } from "./peft-adapter.js";
+import { hearthTinyShape, writeTinyLlama, type TinyLlamaShape } from "./tiny-llama.js";
+
+/**
+ * The demo models every Hearth installation can build offline, in about a second:
+ *
+ *   <dir>/hearth-tiny.gguf                                  the base model (bigram of corpus/base.txt)
+ *   <dir>/examples/hearth-tiny-lora/adapter_config.json     its example LoRA in PEFT form
+ *   <dir>/examples/hearth-tiny-lora/adapter_model.safetensors
+ *   <dir>/examples/hearth-tiny-lora/hearth.json             {"base_model": "accounts/hearth/models/hearth-tiny"}
+ *   <dir>/examples/hearth-tiny-lora-gguf/adapter.gguf        the same LoRA in llama.cpp's GGUF form
+ *   <dir>/examples/hearth-tiny-lora-gguf/hearth.json
+ *
+ * The LoRA moves the model toward the bigram of corpus/adapter.txt. Builds are
+ * deterministic: the same sources give the same bytes.
+ */
+
+export const HEARTH_TINY_ID = "hearth-tiny";
+export const HEARTH_TINY_REF = "accounts/hearth/models/hearth-tiny";
+export const DEMO_LORA_RANK = 16;
+
+export interface DemoTables {
+  shape: TinyLlamaShape;
+  base: BigramTable;
+  /** The table the adapter approximates (the LoRA itself is rank-limited). */
+  adapterTarget: BigramTable;
+  lora: { pair: LoraPair; alpha: number };
+}
+
+export interface DemoModels {
+  dir: string;
+  baseModel: string;
+  peftAdapterDir: string;
+  ggufAdapterDir: string;
+  ggufAdapter: string;
+  /** The artifacts written by this call (empty when everything was already there). */
+  written: string[];
+}
+
+let memo: DemoTables | undefined;
+
+/** The demo models' numbers, in memory (computed once per process). */
+export function demoTables(): DemoTables {
+  if (memo === undefined) {
+    const corpus = (name: string) => readFileSync(new URL(`./corpus/${name}`, import.meta.url));
+    const base = buildBigramTable(corpus("base.txt"));
+    const adapterTarget = buildBigramTable(corpus("adapter.txt"));
+    const pair = bigramLora(base, adapterTarget, hearthTinyShape, DEMO_LORA_RANK);
+    memo = { shape: hearthTinyShape, base, adapterTarget, lora: { pair, alpha: DEMO_LORA_RANK } };
+  }
+  return memo;
+}
+
+export async function buildDemoModels(dir: string, options: { force?: boolean } = {}): Promise<DemoModels> {
+  const force = options.force ?? false;
+  const root = path.resolve(dir);
+  const models: DemoModels = {
+    dir: root,
+    baseModel: path.join(root, `${HEARTH_TINY_ID}.gguf`),
+    peftAdapterDir: path.join(root, "examples", `${HEARTH_TINY_ID}-lora`),
+    ggufAdapterDir: path.join(root, "examples", `${HEARTH_TINY_ID}-lora-gguf`),
+    ggufAdapter: path.join(root, "examples", `${HEARTH_TINY_ID}-lora-gguf`, "adapter.gguf"),
+    written: [],
+  };
+  const hearthJson = `${JSON.stringify({ base_model: HEARTH_TINY_REF })}\n`;
+
+  if (force || !(await pathExists(models.baseModel))) {
+    const { base, shape } = demoTables();
+    await writeFileAtomically(models.baseModel, (tmp) =>
+      writeTinyLlama(tmp, { table: base, shape, name: HEARTH_TINY_ID }),
+    );
+    models.written.push(models.baseModel);
+  }
+
+  const peftState = await folderState(models.peftAdapterDir, [PEFT_CONFIG_FILE, PEFT_WEIGHTS_FILE, "hearth.json"]);
+  if (force || peftState !== "complete") {
+    const { lora } = demoTables();
+    await writeFolderAtomically(
+      models.peftAdapterDir,
+      async (tmp) => {
+        await writePeftAdapter(tmp, {
+          baseModel: HEARTH_TINY_REF,
+          rank: lora.pair.rank,
+          alpha: lora.alpha,
+          modules: [{ module: "lm_head", pair: lora.pair }],
+        });
+        await writeFile(path.join(tmp, "hearth.json"), hearthJson);
+      },
+      { replace: force || peftState === "incomplete" },
+    );
+    models.written.push(models.peftAdapterDir);
+  }
+
+  const ggufState = await folderState(models.ggufAdapterDir, ["adapter.gguf", "hearth.json"]);
+  if (force || ggufState !== "complete") {
+    const { lora } = demoTables();
+    await writeFolderAtomically(
+      models.ggufAdapterDir,
+      async (tmp) => {
+        await writeGgufLora(path.join(tmp, "adapter.gguf"), {
+          architecture: "llama",
+          name: `${HEARTH_TINY_ID}-lora`,
+          alpha: lora.alpha,
+          weights: [{ tensor: "output.weight", pair: lora.pair }],
+        });
+        await writeFile(path.join(tmp, "hearth.json"), hearthJson);
+      },
+      { replace: force || ggufState === "incomplete" },
+    );
+    models.written.push(models.ggufAdapterDir);
+  }
+  return models;
+}

@@ -1,0 +1,236 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoTables } from "../../../src/models/factory/demo-models.js";
+import { gguf } from "../../../src/models/formats/gguf-types.js";
+import { writeTinyLlama } from "../../../src/models/factory/tiny-llama.js";
+import type { Sampling } from "../../../src/queues/jobs.js";
+import { renderDefaultChat } from "../../../src/workers/engine/default-chat-template.js";
+import type { EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
+import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
+import { greedyText } from "../../helpers/oracle.js";
+import { testModelDir } from "../../helpers/test-models.js";
+
+const greedy = (maxTokens: number | null, extra: Partial<Sampling> = {}): Sampling => ({
+  maxTokens,
+  temperature: 0,
+  stop: [],
+  ...extra,
+});
+
+// The engine against real node-llama-cpp and the project's tiny models.
+describe("LlamaEngine", () => {
+  let engine: LlamaEngine;
+  let tiny: EngineModel;
+  let context: EngineContext;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-engine-"));
+    engine = await LlamaEngine.create();
+    tiny = await engine.loadModel({ id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf"), threads: 1 });
+    context = await tiny.createContext({ sequences: 2, contextSize: 256, threads: 1 });
+  });
+  afterAll(async () => {
+    await context?.dispose();
+    await tiny?.dispose();
+    await engine?.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  });
+
+  async function run(prompt: string, sampling: Sampling, signal = new AbortController().signal) {
+    let text = "";
+    const result = await context.generate(
+      { promptTokens: tiny.tokenize(prompt), sampling },
+      signal,
+      (t) => (text += t),
+    );
+    return { text, ...result };
+  }
+
+  it("reports the model's shape", () => {
+    expect(tiny.info).toEqual({ trainContextLength: 2048, embeddingLength: 320, hasChatTemplate: false });
+    expect(context.contextSize).toBeGreaterThanOrEqual(256);
+  });
+
+  it("generates greedily what the bigram table predicts", async () => {
+    const r = await run("Kindling ", greedy(50));
+    expect(r.text).toBe(greedyText("Kindling ", 50));
+    expect(r).toMatchObject({ finishReason: "length", promptTokens: 9, completionTokens: 50 });
+  });
+
+  it("stops before a stop string, even one split across tokens", async () => {
+    const full = greedyText("Embers ", 60);
+    const stop = full.slice(20, 24);
+    const r = await run("Embers ", greedy(60, { stop: [stop] }));
+    expect(r.text).toBe(full.slice(0, full.indexOf(stop)));
+    expect(r.finishReason).toBe("stop");
+  });
+
+  it("refuses a request that cannot fit the context", async () => {
+    await expect(run("x", greedy(10_000))).rejects.toMatchObject({ code: "invalid_request", param: "max_tokens" });
+    await expect(run("x".repeat(400), greedy(1))).rejects.toMatchObject({ code: "invalid_request", param: "prompt" });
+  });
+
+  it("fills the context when max_tokens is null", async () => {
+    const r = await run("ab", greedy(null));
+    expect(r.completionTokens + r.promptTokens).toBe(context.contextSize);
+  });
+
+  it("stops within a token of a cancel", async () => {
+    const controller = new AbortController();
+    let pieces = 0;
+    const result = await context.generate(
+      { promptTokens: tiny.tokenize("Stop "), sampling: greedy(200) },
+      controller.signal,
+      () => {
+        if (++pieces === 3) controller.abort();
+      },
+    );
+    expect(result.finishReason).toBe("cancelled");
+    expect(result.completionTokens).toBeLessThanOrEqual(4);
+  });
+
+  it("queues requests beyond its sequences and serves them all", async () => {
+    const prompts = ["a ", "b ", "c ", "d ", "e "];
+    const results = await Promise.all(prompts.map((p) => run(p, greedy(12))));
+    results.forEach((r, i) => expect(r.text).toBe(greedyText(prompts[i]!, 12)));
+  });
+
+  /** Generations on a context of their own, and long ones (to the context's end) running on it. */
+  async function busyContext(sequences: number) {
+    const context = await tiny.createContext({ sequences, contextSize: 256, threads: 1 });
+    const gen = (prompt: string, maxTokens: number | null, onText: (t: string) => void = () => {}) =>
+      context.generate(
+        { promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens) },
+        new AbortController().signal,
+        onText,
+      );
+    /** Starts long generations; resolves once each has its first token. `running()` counts those not ended. */
+    const startLong = async (prompts: string[]) => {
+      let running = prompts.length;
+      let seen = 0;
+      let started!: () => void;
+      const allStarted = new Promise<void>((resolve) => (started = resolve));
+      const ended = prompts.map((p) => {
+        let first = true;
+        return gen(p, null, () => {
+          if (!first) return;
+          first = false;
+          if (++seen === prompts.length) started();
+        }).finally(() => running--);
+      });
+      await allStarted;
+      return { running: () => running, ended: Promise.all(ended) };
+    };
+    return { context, gen, startLong };
+  }
+
+  it("starts a request at once while the context's other sequences keep generating", async () => {
+    // Every sequence has been used before: a reused sequence must not wait for the others.
+    const { context, gen, startLong } = await busyContext(4);
+    try {
+      await Promise.all(["w ", "x ", "y ", "z "].map((p) => gen(p, 4)));
+      const long = await startLong(["a ", "b ", "c "]);
+      const late = await gen("Late ", 5);
+      const stillRunning = long.running();
+      await long.ended;
+      expect(late.completionTokens).toBe(5);
+      expect(stillRunning).toBe(3);
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("hands a finished request's sequence to a waiting one while the others keep generating", async () => {
+    // All 3 sequences busy; one ends, and the request waiting for a sequence must get its slot
+    // then, not once the two long generations are done.
+    const { context, gen, startLong } = await busyContext(3);
+    try {
+      const long = await startLong(["a ", "b "]);
+      const short = gen("Short ", 3);
+      const waiting = gen("Waiting ", 3); // no sequence free until `short` ends
+      await short;
+      const late = await waiting;
+      const stillRunning = long.running();
+      await long.ended;
+      expect(late.completionTokens).toBe(3);
+      expect(stillRunning).toBe(2);
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("gives every one of many concurrent sequences the model's own tokens", async () => {
+    // node-llama-cpp samples a batch's sequences on parallel threads; unserialised, some of
+    // these 100 generations took another sequence's token.
+    const { context, gen } = await busyContext(20);
+    try {
+      const prompts = Array.from({ length: 20 }, (_, i) => `Prompt ${i}: the ${"abcdefghijklmnopqrst"[i]}`);
+      for (let round = 0; round < 5; round++) {
+        const texts = await Promise.all(
+          prompts.map(async (p) => {
+            let text = "";
+            await gen(p, 24, (t) => (text += t));
+            return text;
+          }),
+        );
+        expect(texts).toEqual(prompts.map((p) => greedyText(p, 24)));
+      }
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("samples reproducibly with a seed", async () => {
+    const sampling = greedy(30, { temperature: 1.2, seed: 42 });
+    const a = await run("Seeded ", sampling);
+    const b = await run("Seeded ", sampling);
+    expect(a.text).toBe(b.text);
+  });
+
+  it("renders chats with Hearth's default template when the model has none", () => {
+    const messages = [{ role: "user" as const, content: "Hello" }];
+    expect(tiny.renderChat(messages).tokens).toEqual([...Buffer.from(renderDefaultChat(messages))]);
+    expect(renderDefaultChat(messages)).toBe("User: Hello\nAssistant:");
+  });
+
+  it("renders chats with the model's own template when it has one", async () => {
+    const file = path.join(dir, "with-template.gguf");
+    const template =
+      "{% for message in messages %}<|{{ message.role }}|>{{ message.content }}\n{% endfor %}" +
+      "{% if add_generation_prompt %}<|assistant|>{% endif %}";
+    await writeTinyLlama(file, {
+      table: demoTables().base,
+      name: "with-template",
+      extraMetadata: { "tokenizer.chat_template": gguf.str(template) },
+    });
+    const model = await engine.loadModel({ id: "with-template", path: file, threads: 1 });
+    try {
+      expect(model.info.hasChatTemplate).toBe(true);
+      const rendered = model.renderChat([
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hello" },
+        { role: "assistant", content: "Hi" },
+        { role: "user", content: "Fire?" },
+      ]);
+      expect(Buffer.from(rendered.tokens).toString()).toBe(
+        "<|system|>Be brief.\n<|user|>Hello\n<|assistant|>Hi\n<|user|>Fire?\n<|assistant|>",
+      );
+    } finally {
+      await model.dispose();
+    }
+  });
+
+  it("embeds as mean-pooled, unit-length vectors", async () => {
+    const { vectors, promptTokens } = await tiny.embed(["aab", "b"], new AbortController().signal);
+    expect(promptTokens).toBe(4);
+    expect(vectors[0]).toHaveLength(320);
+    // Mean pooling over one-hot byte features: "aab" is 2/3 'a' and 1/3 'b'.
+    const a = vectors[0]![97]!;
+    const b = vectors[0]![98]!;
+    expect(a / b).toBeCloseTo(2, 3);
+    expect(Math.hypot(...vectors[1]!)).toBeCloseTo(1, 5);
+  });
+});

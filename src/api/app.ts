@@ -2,33 +2,30 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { AppError } from "../errors.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
-import { healthRoutes } from "./health.js";
+import { accountRoutes } from "./management/account-routes.js";
+import { lifecycleRoutes } from "./management/lifecycle-routes.js";
+import { modelRoutes } from "./management/model-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
 import { embeddingsRoutes } from "./openai/embeddings.js";
 import { modelsRoutes } from "./openai/models.js";
-import { accountRoutes } from "./management/account-routes.js";
-import { deploymentRoutes } from "./management/deployment-routes.js";
-import { fileRoutes } from "./management/file-routes.js";
-import { modelRoutes } from "./management/model-routes.js";
-import { openApiRoutes } from "./openapi/openapi-routes.js";
-import { versionRoutes } from "./version.js";
+import { serviceRoutes } from "./service-routes.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
 
+/**
+ * The HTTP API: every route of the contract (src/api/contract), mounted with its handler.
+ * Order matters: the public routes answer before the /v1 middleware (body limit, API key)
+ * that every later route passes through.
+ */
 export function createApp(deps: AppDeps) {
   const app = new Hono<AppEnv>();
   app.onError(renderError(deps.log));
   app.notFound(renderNotFound);
-  app.route("/", healthRoutes(deps));
+  serviceRoutes(app, deps);
 
-  app.route("/", openApiRoutes());
-  // Public, mounted before the key check of /v1.
-  app.route("/", versionRoutes());
-
-  const v1 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({
     maxSize: deps.config.maxBodyBytes,
     onError: () => {
@@ -36,16 +33,18 @@ export function createApp(deps: AppDeps) {
     },
   });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).
-  v1.use((c, next) => (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path) ? next() : jsonLimit(c, next)));
-  v1.use(requireApiKey(deps.apiKeys));
-  v1.route("/", completionsRoutes(deps));
-  v1.route("/", chatCompletionsRoutes(deps));
-  v1.route("/", embeddingsRoutes(deps));
-  v1.route("/", modelsRoutes(deps));
-  v1.route("/", accountRoutes(deps));
-  v1.route("/", modelRoutes(deps));
-  v1.route("/", fileRoutes(deps));
-  v1.route("/", deploymentRoutes(deps));
-  app.route("/v1", v1);
+  app.use("/v1/*", (c, next) => (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path) ? next() : jsonLimit(c, next)));
+  app.use("/v1/*", requireApiKey(deps.apiKeys));
+  for (const mount of [
+    completionsRoutes,
+    chatCompletionsRoutes,
+    embeddingsRoutes,
+    modelsRoutes,
+    accountRoutes,
+    modelRoutes,
+    lifecycleRoutes,
+  ]) {
+    mount(app, deps);
+  }
   return app;
 }

@@ -2,36 +2,31 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { z } from "zod";
-import type { createModelBody, updateModelBody } from "../api/management/protocol.js";
-import type { accountResource, modelResource, whoAmIResource } from "../api/management/resources.js";
+import type { createModelBody, updateModelBody } from "../api/contract/management/requests.js";
+import type {
+  AccountList,
+  AccountResource,
+  DeploymentResource,
+  ModelPage,
+  ModelResource,
+  UploadedFile,
+  WhoAmI,
+} from "../api/contract/management/resources.js";
 import { streamFile, type RawAnswer } from "./http-upload.js";
 
 /**
  * A typed client of Hearth's management API (docs/api.md), the only way the CLI talks to
- * a server. Request types come from the server's zod schemas, answer types from the
- * functions that shape its answers. Failures are HearthApiError (the server answered with
+ * a server. Request and answer types come from the HTTP contract's zod schemas (type
+ * imports only: the CLI loads neither the server nor zod's OpenAPI extension). Failures are HearthApiError (the server answered with
  * an error) or HearthConnectionError (no answer).
  */
 
-export type Model = ReturnType<typeof modelResource>;
-export type Deployment = NonNullable<Model["deployment"]>;
-export type Account = ReturnType<typeof accountResource>;
-export type WhoAmI = ReturnType<typeof whoAmIResource>;
+export type { AccountList, ModelPage, UploadedFile, WhoAmI };
+export type Model = ModelResource;
+export type Deployment = DeploymentResource;
+export type Account = AccountResource;
 export type CreateModelRequest = z.input<typeof createModelBody>;
 export type UpdateModelRequest = z.input<typeof updateModelBody>;
-export interface ModelPage {
-  models: Model[];
-  nextPageToken: string;
-}
-export interface AccountList {
-  accounts: Account[];
-  nextPageToken: string;
-}
-export interface UploadedFile {
-  name: string;
-  size: number;
-  sha256: string | null;
-}
 
 /** The server's error answer: {"error": {message, type, param, code}} and its status. */
 export class HearthApiError extends Error {

@@ -1,22 +1,24 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../app-env.js";
+import { getAccountRoute, listAccountsRoute, whoAmIRoute } from "../contract/management/account-routes.js";
+import type { AccountList } from "../contract/management/resources.js";
+import { mountRoute } from "../mount-route.js";
 import { accountResource, whoAmIResource } from "./resources.js";
 
 /** Who the key is, and the accounts it may use (its own). */
-export function accountRoutes({ management }: AppDeps) {
+export function accountRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
   const { catalog } = management;
-  return new Hono<AppEnv>()
-    .get("/accounts", async (c) => {
-      const account = await catalog.account(c.get("caller"));
-      return c.json({ accounts: [accountResource(account)], nextPageToken: "" });
-    })
-    .get("/accounts/:accountId", async (c) => {
-      const caller = c.get("caller");
-      catalog.ownAccount(caller, c.req.param("accountId"));
-      return c.json(accountResource(await catalog.account(caller)));
-    })
-    .get("/whoami", async (c) => {
-      const caller = c.get("caller");
-      return c.json(whoAmIResource(caller, await catalog.account(caller)));
-    });
+  mountRoute(app, listAccountsRoute, async (c) => {
+    const account = await catalog.account(c.get("caller"));
+    return c.json({ accounts: [accountResource(account)], nextPageToken: "" } satisfies AccountList);
+  });
+  mountRoute(app, getAccountRoute, async (c, { params }) => {
+    const caller = c.get("caller");
+    catalog.ownAccount(caller, params.account_id);
+    return c.json(accountResource(await catalog.account(caller)));
+  });
+  mountRoute(app, whoAmIRoute, async (c) => {
+    const caller = c.get("caller");
+    return c.json(whoAmIResource(caller, await catalog.account(caller)));
+  });
 }

@@ -3,15 +3,17 @@ import type { Caller } from "../app-env.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import type { Model } from "../../db/schema/models.js";
 import { modelName } from "../../model-name.js";
+import type {
+  AccountResource,
+  DeploymentResource,
+  ModelFile,
+  ModelResource,
+  WhoAmI,
+} from "../contract/management/resources.js";
 
-/** How the management API shows its objects (one shape for every route that returns them). */
+/** The management API's objects from the database's rows (their shapes are the contract's). */
 
-export interface ModelFile {
-  name: string;
-  size: number;
-}
-
-export function modelResource(model: Model, deployment: Deployment | null, files?: ModelFile[]) {
+export function modelResource(model: Model, deployment: Deployment | null, files?: ModelFile[]): ModelResource {
   return {
     name: modelName(model.accountId, model.modelId),
     accountId: model.accountId,
@@ -25,7 +27,8 @@ export function modelResource(model: Model, deployment: Deployment | null, files
     format: model.adapterFormat,
     rank: model.adapterRank,
     contextLength: model.contextLength,
-    conversationConfig: model.conversationConfig,
+    // Written only through checked paths (the contract's conversationConfig, hearth.json, a GGUF's template).
+    conversationConfig: model.conversationConfig as ModelResource["conversationConfig"],
     public: model.public,
     createTime: model.createdAt.toISOString(),
     updateTime: model.updatedAt.toISOString(),
@@ -34,7 +37,7 @@ export function modelResource(model: Model, deployment: Deployment | null, files
   };
 }
 
-export function deploymentResource(d: Deployment) {
+export function deploymentResource(d: Deployment): DeploymentResource {
   return {
     state: d.state,
     reason: d.reason,
@@ -44,7 +47,7 @@ export function deploymentResource(d: Deployment) {
   };
 }
 
-export function accountResource(a: Account) {
+export function accountResource(a: Account): AccountResource {
   return {
     name: `accounts/${a.id}`,
     accountId: a.id,
@@ -56,7 +59,7 @@ export function accountResource(a: Account) {
 }
 
 /** GET /v1/whoami: the key (its ID and the prefix listings show) and its account. */
-export function whoAmIResource(caller: Caller, account: Account) {
+export function whoAmIResource(caller: Caller, account: Account): WhoAmI {
   return {
     accountId: caller.accountId,
     keyId: caller.keyId,

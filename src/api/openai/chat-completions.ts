@@ -1,17 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import type { ChatMessage } from "../../queues/jobs.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
-import { parseBody } from "../middleware/parse-body.js";
+import { chatCompletionsRoute } from "../contract/openai/routes.js";
+import type { ChatRequest } from "../contract/openai/requests.js";
+import type { ChatCompletion } from "../contract/openai/responses.js";
+import { mountRoute } from "../mount-route.js";
 import { chatChunks, type ChatMeta } from "./chat-chunks.js";
 import { collect, unixNow, usageBody } from "./collect.js";
-import { chatRequestSchema, type ChatRequest } from "./protocol.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
 
-export function chatCompletionsRoutes(deps: AppDeps) {
-  return new Hono<AppEnv>().post("/chat/completions", async (c) => {
-    const req = await parseBody(c, chatRequestSchema);
+export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  mountRoute(app, chatCompletionsRoute, async (c, { body: req }) => {
     const { target: model } = await deps.models.forInference(c.get("caller").accountId, req.model);
     const n = req.n ?? 1;
     const abort = clientGone(c.req.raw);
@@ -37,7 +38,7 @@ export function chatCompletionsRoutes(deps: AppDeps) {
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),
-    });
+    } satisfies ChatCompletion);
   });
 }
 

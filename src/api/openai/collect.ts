@@ -1,5 +1,5 @@
 import type { FinishReason, StreamEvent, Usage } from "../../queues/stream.js";
-import type { UsageBody } from "./protocol.js";
+import type { UsageBody } from "../contract/openai/responses.js";
 
 export interface Collected {
   texts: string[];

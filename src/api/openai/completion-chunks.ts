@@ -1,7 +1,7 @@
 import type { StreamEvent } from "../../queues/stream.js";
 import { publicFinishReason, usageBody } from "./collect.js";
 import { jsonTemplate } from "./json-template.js";
-import type { UsageBody } from "./protocol.js";
+import type { UsageBody } from "../contract/openai/responses.js";
 
 export interface CompletionMeta {
   id: string;

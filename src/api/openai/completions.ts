@@ -1,20 +1,20 @@
 import { randomUUID } from "node:crypto";
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
-import { parseBody } from "../middleware/parse-body.js";
+import { completionsRoute } from "../contract/openai/routes.js";
+import type { Completion } from "../contract/openai/responses.js";
+import { mountRoute } from "../mount-route.js";
 import { collect, unixNow, usageBody } from "./collect.js";
 import { completionChunks, type CompletionMeta } from "./completion-chunks.js";
-import { completionRequestSchema } from "./protocol.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
 
 const DEFAULT_MAX_TOKENS = 16;
 const MAX_CHOICES = 64;
 
-export function completionsRoutes(deps: AppDeps) {
-  return new Hono<AppEnv>().post("/completions", async (c) => {
-    const req = await parseBody(c, completionRequestSchema);
+export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  mountRoute(app, completionsRoute, async (c, { body: req }) => {
     const { target: model } = await deps.models.forInference(c.get("caller").accountId, req.model);
     const prompts = typeof req.prompt === "string" ? [req.prompt] : req.prompt;
     const n = req.n ?? 1;
@@ -51,6 +51,6 @@ export function completionsRoutes(deps: AppDeps) {
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),
-    });
+    } satisfies Completion);
   });
 }

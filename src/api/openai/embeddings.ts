@@ -1,14 +1,14 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
-import { parseBody } from "../middleware/parse-body.js";
+import { embeddingsRoute } from "../contract/openai/routes.js";
+import type { EmbeddingList } from "../contract/openai/responses.js";
+import { mountRoute } from "../mount-route.js";
 import { collect, usageBody } from "./collect.js";
-import { embeddingRequestSchema } from "./protocol.js";
 import { checkEmbeddingTarget } from "../../queues/jobs.js";
 
-export function embeddingsRoutes(deps: AppDeps) {
-  return new Hono<AppEnv>().post("/embeddings", async (c) => {
-    const req = await parseBody(c, embeddingRequestSchema);
+export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  mountRoute(app, embeddingsRoute, async (c, { body: req }) => {
     const { target, embeddingLength } = await deps.models.forInference(c.get("caller").accountId, req.model);
     checkEmbeddingTarget(target);
     if (req.dimensions != null && embeddingLength != null && req.dimensions > embeddingLength) {
@@ -31,7 +31,7 @@ export function embeddingsRoutes(deps: AppDeps) {
       }),
       model: req.model,
       usage: { prompt_tokens: result.usage.promptTokens, total_tokens: usageBody(result.usage).total_tokens },
-    });
+    } satisfies EmbeddingList);
   });
 }
 

@@ -1,8 +1,11 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../app-env.js";
+import type { ModelList } from "../contract/openai/responses.js";
+import { modelsRoute } from "../contract/openai/routes.js";
+import { mountRoute } from "../mount-route.js";
 
-export function modelsRoutes(deps: AppDeps) {
-  return new Hono<AppEnv>().get("/models", async (c) => {
+export function modelsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  mountRoute(app, modelsRoute, async (c) => {
     const models = await deps.models.list(c.get("caller").accountId);
     return c.json({
       object: "list",
@@ -15,6 +18,6 @@ export function modelsRoutes(deps: AppDeps) {
         parent: m.parent,
         context_length: m.contextLength,
       })),
-    });
+    } satisfies ModelList);
   });
 }

@@ -1,5 +1,5 @@
 import type { Sampling } from "../../queues/jobs.js";
-import type { ChatRequest, CompletionRequest } from "./protocol.js";
+import type { ChatRequest, CompletionRequest } from "../contract/openai/requests.js";
 
 /** OpenAI sampling fields → Hearth's. `defaultMaxTokens` null means "until the context is full". */
 export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: number | null): Sampling {

@@ -13,7 +13,8 @@ import {
 import type { BlobInfo, BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
 import type { Caller } from "../app-env.js";
-import { conversationConfigSchema } from "../management/protocol.js";
+import { conversationConfigSchema } from "../contract/management/resources.js";
+import { chatTemplateProblem } from "./chat-template-check.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 import { modelName, parseModelName } from "../../model-name.js";
 import { addonLocalPaths } from "../../storage/addon-paths.js";
@@ -192,13 +193,14 @@ export class AddonUploads {
 
   private conversationConfig(value: Record<string, unknown>) {
     const parsed = conversationConfigSchema.safeParse(value);
-    if (!parsed.success) {
+    const problem = parsed.success ? chatTemplateProblem(parsed.data.template) : parsed.error.issues[0]!.message;
+    if (problem !== undefined) {
       throw new AppError(
         "invalid_request",
-        `hearth.json: conversation_config must be {"template": "<Jinja chat template>"}: ${parsed.error.issues[0]!.message}.`,
+        `hearth.json: conversation_config must be {"template": "<Jinja chat template>"}: ${problem}.`,
       );
     }
-    return parsed.data;
+    return parsed.data!;
   }
 }
 

@@ -17,8 +17,8 @@ import type { BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
 import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { Caller } from "../app-env.js";
-import type { ConversationConfig } from "../management/protocol.js";
-import type { ModelFile } from "../management/resources.js";
+import type { ConversationConfig, ModelFile } from "../contract/management/resources.js";
+import { checkChatTemplate } from "./chat-template-check.js";
 import { modelName, parseModelName } from "../../model-name.js";
 
 export interface ModelView {
@@ -53,6 +53,8 @@ export class ModelCatalog {
 
   async create(caller: Caller, accountId: string, input: CreateModelInput): Promise<ModelView> {
     this.ownAccount(caller, accountId);
+    if (input.conversationConfig)
+      checkChatTemplate(input.conversationConfig.template, "model.conversationConfig.template");
     if (input.baseModel !== undefined) await this.baseModel(caller, input.baseModel, "model.baseModel");
     const model = await createModel(this.db, {
       accountId,
@@ -116,6 +118,8 @@ export class ModelCatalog {
   }
 
   async update(caller: Caller, accountId: string, modelId: string, patch: ModelPatch): Promise<ModelView> {
+    const template = patch.conversationConfig?.template;
+    if (typeof template === "string") checkChatTemplate(template, "conversationConfig.template");
     await this.owned(caller, accountId, modelId);
     const model = await updateModel(this.db, accountId, modelId, patch);
     if (!model) throw modelNotFound(accountId, modelId);

@@ -1,4 +1,4 @@
-import { MODEL_ID_PATTERN } from "../../api/management/protocol.js";
+import { MODEL_ID_PATTERN } from "../../domain/vocabulary.js";
 import { HearthApiError, type HearthClient, type Model } from "../api-client.js";
 import { checkAddonFolder, type AddonFolder } from "../addon-folder.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";

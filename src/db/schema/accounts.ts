@@ -1,8 +1,7 @@
 import { sql } from "drizzle-orm";
 import { boolean, check, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 
-/** Account IDs: lowercase letters, digits and hyphens, 1–63 characters, not starting with a hyphen. */
-export const ACCOUNT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export { ACCOUNT_ID_PATTERN } from "../../domain/vocabulary.js";
 
 export { BUILTIN_ACCOUNT_ID } from "../../model-name.js";
 

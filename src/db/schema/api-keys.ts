@@ -2,8 +2,10 @@ import { sql } from "drizzle-orm";
 import { check, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.js";
 
-export const API_KEY_ROLES = ["admin", "user"] as const;
-export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
+import type { ApiKeyRole } from "../../domain/vocabulary.js";
+
+export { API_KEY_ROLES } from "../../domain/vocabulary.js";
+export type { ApiKeyRole };
 
 /**
  * API keys. Only the SHA-256 of a key is stored; `prefix` (its first characters)

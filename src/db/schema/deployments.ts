@@ -2,8 +2,10 @@ import { sql } from "drizzle-orm";
 import { check, foreignKey, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { models } from "./models.js";
 
-export const DEPLOYMENT_STATES = ["DEPLOYING", "DEPLOYED", "UNDEPLOYING", "FAILED"] as const;
-export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
+import type { DeploymentState } from "../../domain/vocabulary.js";
+
+export { DEPLOYMENT_STATES } from "../../domain/vocabulary.js";
+export type { DeploymentState };
 
 /** One row per deployed model; it goes when its model goes. */
 export const deployments = pgTable(

@@ -2,15 +2,10 @@ import { sql } from "drizzle-orm";
 import { boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.js";
 
-export const MODEL_KINDS = ["base", "lora"] as const;
-export type ModelKind = (typeof MODEL_KINDS)[number];
+import type { AdapterFormat, ModelKind, ModelState } from "../../domain/vocabulary.js";
 
-export const MODEL_STATES = ["UPLOADING", "VALIDATING", "READY", "FAILED"] as const;
-export type ModelState = (typeof MODEL_STATES)[number];
-
-/** How an adapter was uploaded: a PEFT folder (converted at deploy) or a ready GGUF LoRA. */
-export const ADAPTER_FORMATS = ["peft", "gguf"] as const;
-export type AdapterFormat = (typeof ADAPTER_FORMATS)[number];
+export { ADAPTER_FORMATS, MODEL_KINDS, MODEL_STATES } from "../../domain/vocabulary.js";
+export type { AdapterFormat, ModelKind, ModelState };
 
 /**
  * Models, named `accounts/<account_id>/models/<model_id>`. A base model is a GGUF

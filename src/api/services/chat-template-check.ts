@@ -1,4 +1,5 @@
 import { Template } from "@huggingface/jinja";
+import { AppError } from "../../errors.js";
 
 const USER = "\u27e6user-turn\u27e7";
 const ASSISTANT = "\u27e6assistant-turn\u27e7";
@@ -41,4 +42,10 @@ export function chatTemplateProblem(template: string): string | undefined {
     // The template does not take system messages: the worker folds them into the first user turn.
   }
   return undefined;
+}
+
+/** A template about to be saved from a request: a 400 naming `param` when it does not render. */
+export function checkChatTemplate(template: string, param: string): void {
+  const problem = chatTemplateProblem(template);
+  if (problem) throw new AppError("invalid_request", `Invalid ${param}: ${problem}`, { param });
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../../src/api/app.js";
 import type { AppDeps } from "../../../src/api/app-env.js";
 import { accountResource, deploymentResource, modelResource } from "../../../src/api/management/resources.js";
-import { openApiDocument } from "../../../src/api/openapi/openapi-document.js";
+import { openApiDocument } from "../../../src/api/contract/document.js";
 import { loadConfig } from "../../../src/config.js";
 import { createLogger } from "../../../src/logger.js";
 import { HEARTH_TINY_REF } from "../../../src/models/factory/demo-models.js";

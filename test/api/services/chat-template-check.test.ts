@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chatTemplateProblem } from "../../../src/api/management/chat-template-check.js";
+import { chatTemplateProblem } from "../../../src/api/services/chat-template-check.js";
 
 describe("chatTemplateProblem", () => {
   it("accepts templates that write every message", () => {

@@ -1,0 +1,36 @@
+import { contractRoute, jsonContent } from "../route.js";
+import { accountParams } from "./params.js";
+import { accountListSchema, accountSchema, whoAmISchema } from "./resources.js";
+
+/** Who the key is, and the accounts it may use (its own). */
+
+const tag = "Accounts";
+
+export const listAccountsRoute = contractRoute({
+  method: "get",
+  path: "/v1/accounts",
+  operationId: "listAccounts",
+  summary: "List the accounts the key may use (its own)",
+  tag,
+  responses: { 200: { description: "The key's account.", content: jsonContent(accountListSchema) } },
+});
+
+export const getAccountRoute = contractRoute({
+  method: "get",
+  path: "/v1/accounts/{account_id}",
+  operationId: "getAccount",
+  summary: "Get the key's account",
+  tag,
+  request: { params: accountParams },
+  responses: { 200: { description: "The account.", content: jsonContent(accountSchema) } },
+  errors: { not_found: "account_id is not the key's own account." },
+});
+
+export const whoAmIRoute = contractRoute({
+  method: "get",
+  path: "/v1/whoami",
+  operationId: "whoAmI",
+  summary: "Who the API key is",
+  tag,
+  responses: { 200: { description: "The key's account, ID, prefix and role.", content: jsonContent(whoAmISchema) } },
+});

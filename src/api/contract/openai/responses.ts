@@ -1,0 +1,123 @@
+import { z } from "@hono/zod-openapi";
+import { MODEL_KINDS } from "../../../domain/vocabulary.js";
+
+/** The answers of the OpenAI-compatible endpoints, as the routes shape them. */
+
+export const usageSchema = z
+  .object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() })
+  .openapi("Usage");
+export type UsageBody = z.infer<typeof usageSchema>;
+
+const finishReason = z.enum(["stop", "length"]).openapi({ description: "`length` when max_tokens ran out." });
+export type PublicFinishReason = z.infer<typeof finishReason>;
+
+const answerFields = <O extends string>(object: O) => ({
+  id: z.string(),
+  object: z.literal(object),
+  created: z.number().int().openapi({ description: "Unix time in seconds." }),
+  model: z.string().openapi({ description: "The model name of the request." }),
+});
+
+const chunkUsage = usageSchema
+  .optional()
+  .openapi({ description: "On the chunk that ends the last choice, and on the include_usage chunk." });
+
+const completionChoice = z.object({
+  text: z.string(),
+  index: z.number().int().openapi({ description: "Choice i of prompt p has index p·n + i." }),
+  logprobs: z.null(),
+  finish_reason: finishReason,
+});
+
+export const completionSchema = z
+  .object({ ...answerFields("text_completion"), choices: z.array(completionChoice), usage: usageSchema })
+  .openapi("Completion");
+export type Completion = z.infer<typeof completionSchema>;
+
+export const completionChunkSchema = z
+  .object({
+    ...answerFields("text_completion"),
+    choices: z.array(completionChoice.extend({ finish_reason: finishReason.nullable() })),
+    usage: chunkUsage,
+  })
+  .openapi("CompletionChunk");
+export type CompletionChunk = z.infer<typeof completionChunkSchema>;
+
+export const chatCompletionSchema = z
+  .object({
+    ...answerFields("chat.completion"),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        message: z.object({ role: z.literal("assistant"), content: z.string() }),
+        logprobs: z.null(),
+        finish_reason: finishReason,
+      }),
+    ),
+    usage: usageSchema,
+  })
+  .openapi("ChatCompletion");
+export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
+
+export const chatCompletionChunkSchema = z
+  .object({
+    ...answerFields("chat.completion.chunk"),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }).openapi({
+          description: "The first delta of a choice carries `role`; the last one (with finish_reason) is empty.",
+        }),
+        logprobs: z.null(),
+        finish_reason: finishReason.nullable(),
+      }),
+    ),
+    usage: chunkUsage,
+  })
+  .openapi("ChatCompletionChunk");
+export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
+
+export const embeddingListSchema = z
+  .object({
+    object: z.literal("list"),
+    data: z.array(
+      z.object({
+        object: z.literal("embedding"),
+        index: z.number().int(),
+        embedding: z.union([
+          z.array(z.number()).openapi({ description: "encoding_format float: a unit vector." }),
+          // JSON Schema 2020-12's contentEncoding, which the generator's (3.0-era) types do not list.
+          z.string().openapi({
+            contentEncoding: "base64",
+            description: "encoding_format base64: float32, little-endian.",
+          } as {
+            description: string;
+          }),
+        ]),
+      }),
+    ),
+    model: z.string(),
+    usage: z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }),
+  })
+  .openapi("EmbeddingList");
+export type EmbeddingList = z.infer<typeof embeddingListSchema>;
+
+export const modelListSchema = z
+  .object({
+    object: z.literal("list"),
+    data: z
+      .array(
+        z.object({
+          id: z.string().openapi({ description: "The model name, accounts/<account_id>/models/<model_id>." }),
+          object: z.literal("model"),
+          created: z.number().int().openapi({ description: "Unix time in seconds." }),
+          owned_by: z.string().openapi({ description: "The owning account ID." }),
+          kind: z.enum(MODEL_KINDS),
+          parent: z.string().nullable().openapi({ description: "An adapter's base model; null for a base model." }),
+          context_length: z.number().int().nullable(),
+        }),
+      )
+      .openapi({ description: "The public READY base models and the caller's DEPLOYED adapters." }),
+  })
+  .openapi("ModelList");
+export type ModelList = z.infer<typeof modelListSchema>;

@@ -1,0 +1,110 @@
+import { z } from "@hono/zod-openapi";
+import { JSON_BODY_LIMIT, type Reasons } from "../errors.js";
+import { contractRoute, jsonContent } from "../route.js";
+import { chatRequestSchema, completionRequestSchema, embeddingRequestSchema } from "./requests.js";
+import {
+  chatCompletionChunkSchema,
+  chatCompletionSchema,
+  completionChunkSchema,
+  completionSchema,
+  embeddingListSchema,
+  modelListSchema,
+} from "./responses.js";
+
+/** The OpenAI-compatible endpoints. */
+
+const tag = "OpenAI";
+
+/** How generation requests fail, besides the key and the body size. */
+const INFERENCE_ERRORS = {
+  invalid_request:
+    "A field is missing or invalid (`param` names it, e.g. `messages[0].role`); the body is not a JSON object; " +
+    "the prompt and max_tokens do not fit the model's context.",
+  not_found:
+    'The model does not exist or the key may not use it, or it is an adapter that is not DEPLOYED (`param: "model"`).',
+  ...JSON_BODY_LIMIT,
+  rate_limited: "More than `HEARTH_MAX_QUEUE_DEPTH` requests already wait for this base model; retry shortly.",
+  unavailable:
+    "No worker took the request within `HEARTH_QUEUE_TIMEOUT_MS`, the worker went away, the server is shutting down, " +
+    "or Redis or the database is down.",
+} satisfies Reasons;
+
+/** A JSON answer, or with `"stream": true` server-sent events of its chunks. */
+function generation(answer: z.ZodType, names: { answer: string; chunk: string }) {
+  const stream = z.string().openapi({
+    description:
+      `Server-sent events: one \`data: <${names.chunk} JSON>\` line (and a blank line) per chunk, then \`data: [DONE]\`. ` +
+      "Each choice ends with a chunk whose finish_reason is set; the last of those also carries usage. " +
+      "An error after the stream has begun arrives as `data: <Error JSON>`, then `data: [DONE]`. " +
+      "Closing the connection cancels the generation.",
+    examples: [`data: {"id":"…","object":"…","choices":[…]}\n\ndata: [DONE]\n\n`],
+  });
+  return {
+    200: {
+      description:
+        `The answer: \`application/json\` (${names.answer}), or with \`"stream": true\` \`text/event-stream\` of ` +
+        `${names.chunk} events. An error before the first token is an ordinary error response with its status.`,
+      content: { ...jsonContent(answer), "text/event-stream": { schema: stream } },
+    },
+  };
+}
+
+export const completionsRoute = contractRoute({
+  method: "post",
+  path: "/v1/completions",
+  operationId: "createCompletion",
+  summary: "Complete prompts",
+  tag,
+  request: { body: { required: true, content: jsonContent(completionRequestSchema) } },
+  responses: generation(completionSchema, { answer: "Completion", chunk: "CompletionChunk" }),
+  errors: {
+    ...INFERENCE_ERRORS,
+    invalid_request: `${INFERENCE_ERRORS.invalid_request} More than 64 choices (prompts × n) is a 400 with param n.`,
+  },
+});
+
+export const chatCompletionsRoute = contractRoute({
+  method: "post",
+  path: "/v1/chat/completions",
+  operationId: "createChatCompletion",
+  summary: "Answer a conversation",
+  description:
+    "The prompt is an adapter's own chat template (its conversationConfig) if it has one, else the base model's " +
+    "(the GGUF's tokenizer.chat_template), else Hearth's default (`System:`/`User:`/`Assistant:` lines). " +
+    "An adapter template that fails on the messages is a 400 with param messages.",
+  tag,
+  request: { body: { required: true, content: jsonContent(chatRequestSchema) } },
+  responses: generation(chatCompletionSchema, {
+    answer: "ChatCompletion",
+    chunk: "ChatCompletionChunk",
+  }),
+  errors: INFERENCE_ERRORS,
+});
+
+export const embeddingsRoute = contractRoute({
+  method: "post",
+  path: "/v1/embeddings",
+  operationId: "createEmbedding",
+  summary: "Embed texts",
+  description: "Mean-pooled, unit-length vectors; all inputs go to one worker as one job.",
+  tag,
+  request: { body: { required: true, content: jsonContent(embeddingRequestSchema) } },
+  responses: { 200: { description: "The embeddings, in input order.", content: jsonContent(embeddingListSchema) } },
+  errors: {
+    ...INFERENCE_ERRORS,
+    invalid_request: `${INFERENCE_ERRORS.invalid_request} dimensions larger than the model's embedding length.`,
+  },
+});
+
+export const modelsRoute = contractRoute({
+  method: "get",
+  path: "/v1/models",
+  operationId: "listModels",
+  summary: "List the models the key can query now",
+  description: "The public READY base models and the caller's DEPLOYED adapters (with `parent`, their base model).",
+  tag,
+  responses: { 200: { description: "The models.", content: jsonContent(modelListSchema) } },
+});
+
+/** The SSE chunks: no operation names their schemas (the stream descriptions do), so the document lists them itself. */
+export { chatCompletionChunkSchema, completionChunkSchema };

@@ -1,0 +1,73 @@
+import { z } from "@hono/zod-openapi";
+import { contractRoute, jsonContent } from "./route.js";
+
+/** Health checks, the version and the OpenAPI document: public, no key. */
+
+const tag = "Service";
+
+export const healthSchema = z.object({ status: z.literal("ok") }).openapi("Health");
+
+export const readinessSchema = z
+  .object({
+    status: z.enum(["ready", "not ready"]),
+    database: z.string().openapi({ description: "`ok`, or `down: <why>`." }),
+    redis: z.string().openapi({ description: "`ok`, or `down: <why>`." }),
+    workers: z.number().int().openapi({ description: "Workers alive (reporting their heartbeat)." }),
+  })
+  .openapi("Readiness");
+export type Readiness = z.infer<typeof readinessSchema>;
+
+export const versionSchema = z
+  .strictObject({
+    version: z.string().openapi({ description: "The server's version (its package.json), e.g. `0.1.0`." }),
+  })
+  .openapi("Version");
+
+export const healthRoute = contractRoute({
+  method: "get",
+  path: "/healthz",
+  operationId: "getHealth",
+  summary: "Liveness: the process answers",
+  tag,
+  public: true,
+  responses: { 200: { description: "The process is up.", content: jsonContent(healthSchema) } },
+});
+
+export const readinessRoute = contractRoute({
+  method: "get",
+  path: "/readyz",
+  operationId: "getReadiness",
+  summary: "Readiness: the database, Redis and at least one worker are up",
+  tag,
+  public: true,
+  responses: {
+    200: { description: "Ready.", content: jsonContent(readinessSchema) },
+    503: { description: "Not ready; the fields say what is down.", content: jsonContent(readinessSchema) },
+  },
+});
+
+export const versionRoute = contractRoute({
+  method: "get",
+  path: "/v1/version",
+  operationId: "getVersion",
+  summary: "The server's version",
+  tag,
+  public: true,
+  responses: { 200: { description: "The version of Hearth this server runs.", content: jsonContent(versionSchema) } },
+});
+
+const documentRoute = (path: string, operationId: string) =>
+  contractRoute({
+    method: "get",
+    path,
+    operationId,
+    summary: "This OpenAPI description",
+    tag,
+    public: true,
+    responses: { 200: { description: "The OpenAPI 3.1 document.", content: jsonContent(z.object({}).loose()) } },
+  });
+
+export const documentRoutes = [
+  documentRoute("/openapi.json", "getOpenApiDocument"),
+  documentRoute("/v1/openapi.json", "getOpenApiDocumentV1"),
+];

@@ -7,6 +7,9 @@ export interface TtlCacheOptions {
   now?: () => number;
 }
 
+/** What the owner of a cache lets its creator choose: the TTL (from config) and, in tests, the clock. */
+export type CacheTiming = Pick<TtlCacheOptions, "ttlMs" | "now">;
+
 interface Entry<V> {
   value: V;
   expiresAt: number;

@@ -68,7 +68,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     queueTimeoutMs: config.queueTimeoutMs,
     maxQueueDepth: config.maxQueueDepth,
   });
-  const models = new ModelResolver(database.db, { cacheTtlMs: config.modelCacheTtlMs });
+  const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs });
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
   await modelChanges.listen(subscriber);
   const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs });

@@ -1,14 +1,8 @@
 import type { Db } from "../db/client.js";
-import { TtlCache } from "../ttl-cache.js";
+import { TtlCache, type CacheTiming } from "../ttl-cache.js";
 import { authenticateApiKey, hashApiKey, isPresentableApiKey, type AuthenticatedKey } from "./api-keys.js";
 
 const MAX_CACHED_KEYS = 10_000;
-
-export interface ApiKeyAuthenticatorOptions {
-  /** How long a successful check is reused (HEARTH_AUTH_CACHE_TTL_MS); 0: every call asks the database. */
-  ttlMs: number;
-  now?: () => number;
-}
 
 /**
  * API-key authentication for the API process: the database check of `authenticateApiKey`
@@ -23,9 +17,10 @@ export class ApiKeyAuthenticator {
 
   constructor(
     private readonly db: Db,
-    options: ApiKeyAuthenticatorOptions,
+    /** ttlMs: how long a successful check is reused (HEARTH_AUTH_CACHE_TTL_MS); 0: every call asks the database. */
+    timing: CacheTiming,
   ) {
-    this.cache = new TtlCache({ ttlMs: options.ttlMs, maxEntries: MAX_CACHED_KEYS, now: options.now });
+    this.cache = new TtlCache({ ...timing, maxEntries: MAX_CACHED_KEYS });
   }
 
   /** The key's account and role, or null for an unknown, wrong, revoked or malformed key. */

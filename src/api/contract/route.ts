@@ -30,3 +30,6 @@ export type ContractRoute = ReturnType<typeof contractRoute>;
 
 /** A JSON response of a named schema. */
 export const jsonContent = <T>(schema: T) => ({ "application/json": { schema } });
+
+/** The one success response of most operations: 200 with a JSON body. */
+export const ok = <T>(description: string, schema: T) => ({ 200: { description, content: jsonContent(schema) } });

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { contractRoute, jsonContent } from "./route.js";
+import { contractRoute, jsonContent, ok } from "./route.js";
 
 /** Health checks, the version and the OpenAPI document: public, no key. */
 
@@ -30,7 +30,7 @@ export const healthRoute = contractRoute({
   summary: "Liveness: the process answers",
   tag,
   public: true,
-  responses: { 200: { description: "The process is up.", content: jsonContent(healthSchema) } },
+  responses: ok("The process is up.", healthSchema),
 });
 
 export const readinessRoute = contractRoute({
@@ -53,7 +53,7 @@ export const versionRoute = contractRoute({
   summary: "The server's version",
   tag,
   public: true,
-  responses: { 200: { description: "The version of Hearth this server runs.", content: jsonContent(versionSchema) } },
+  responses: ok("The version of Hearth this server runs.", versionSchema),
 });
 
 const documentRoute = (path: string, operationId: string) =>

@@ -4,7 +4,7 @@ import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
 import { modelName, parseModelName } from "../../model-name.js";
 import type { ModelTarget } from "../../queues/jobs.js";
-import { TtlCache } from "../../ttl-cache.js";
+import { TtlCache, type CacheTiming } from "../../ttl-cache.js";
 
 const MAX_CACHED_RESOLUTIONS = 10_000;
 
@@ -24,12 +24,6 @@ export interface ModelListing {
   createdAt: Date;
 }
 
-export interface ModelResolverOptions {
-  /** How long a resolution is reused (HEARTH_MODEL_CACHE_TTL_MS); 0: every request asks the database. */
-  cacheTtlMs: number;
-  now?: () => number;
-}
-
 /**
  * The one place a model name becomes something to run: which base model's queue,
  * and which adapter. A model the caller may not see is reported exactly like one
@@ -44,9 +38,10 @@ export class ModelResolver {
 
   constructor(
     private readonly db: Db,
-    options: ModelResolverOptions,
+    /** ttlMs: how long a resolution is reused (HEARTH_MODEL_CACHE_TTL_MS); 0: every request asks the database. */
+    timing: CacheTiming,
   ) {
-    this.cache = new TtlCache({ ttlMs: options.cacheTtlMs, maxEntries: MAX_CACHED_RESOLUTIONS, now: options.now });
+    this.cache = new TtlCache({ ...timing, maxEntries: MAX_CACHED_RESOLUTIONS });
   }
 
   forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {

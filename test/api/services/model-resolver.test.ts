@@ -15,7 +15,7 @@ describe("ModelResolver cache", () => {
   let t: TestDatabase;
   let now: number;
   const clock = () => now;
-  const resolver = (cacheTtlMs: number) => new ModelResolver(t.db, { cacheTtlMs, now: clock });
+  const resolver = (ttlMs: number) => new ModelResolver(t.db, { ttlMs, now: clock });
   const status = (p: Promise<unknown>) =>
     p.then(
       () => "resolved",

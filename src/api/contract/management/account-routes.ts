@@ -1,4 +1,4 @@
-import { contractRoute, jsonContent } from "../route.js";
+import { contractRoute, ok } from "../route.js";
 import { accountParams } from "./params.js";
 import { accountListSchema, accountSchema, whoAmISchema } from "./resources.js";
 
@@ -12,7 +12,7 @@ export const listAccountsRoute = contractRoute({
   operationId: "listAccounts",
   summary: "List the accounts the key may use (its own)",
   tag,
-  responses: { 200: { description: "The key's account.", content: jsonContent(accountListSchema) } },
+  responses: ok("The key's account.", accountListSchema),
 });
 
 export const getAccountRoute = contractRoute({
@@ -22,7 +22,7 @@ export const getAccountRoute = contractRoute({
   summary: "Get the key's account",
   tag,
   request: { params: accountParams },
-  responses: { 200: { description: "The account.", content: jsonContent(accountSchema) } },
+  responses: ok("The account.", accountSchema),
   errors: { not_found: "account_id is not the key's own account." },
 });
 
@@ -32,5 +32,5 @@ export const whoAmIRoute = contractRoute({
   operationId: "whoAmI",
   summary: "Who the API key is",
   tag,
-  responses: { 200: { description: "The key's account, ID, prefix and role.", content: jsonContent(whoAmISchema) } },
+  responses: ok("The key's account, ID, prefix and role.", whoAmISchema),
 });

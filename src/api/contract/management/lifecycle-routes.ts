@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Reasons } from "../errors.js";
-import { contractRoute, jsonContent } from "../route.js";
+import { contractRoute, ok } from "../route.js";
 import { modelAnswer, modelNotFound } from "./model-routes.js";
 import { fileParams, modelParams } from "./params.js";
 import { uploadHeaders } from "./requests.js";
@@ -40,7 +40,7 @@ export const uploadFileRoute = contractRoute({
       },
     },
   },
-  responses: { 200: { description: "The stored file.", content: jsonContent(uploadedFileSchema) } },
+  responses: ok("The stored file.", uploadedFileSchema),
   errors: {
     invalid_request:
       'file_name is not an addon file (`param: "file_name"`); x-content-sha256 is malformed or does not match; ' +
@@ -61,7 +61,7 @@ export const deleteFileRoute = contractRoute({
     "back to UPLOADING). Removing a file that is not there is fine.",
   tag,
   request: { params: fileParams },
-  responses: { 200: { description: "Removed.", content: jsonContent(deletedSchema) } },
+  responses: ok("Removed.", deletedSchema),
   errors: {
     invalid_request: 'file_name is not an addon file (`param: "file_name"`); the model is a base model.',
     ...modelNotFound(),

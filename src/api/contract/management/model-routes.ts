@@ -1,5 +1,5 @@
 import { JSON_BODY_LIMIT, type Reasons } from "../errors.js";
-import { contractRoute, jsonContent } from "../route.js";
+import { contractRoute, jsonContent, ok } from "../route.js";
 import { accountParams, modelParams } from "./params.js";
 import { createModelBody, deleteModelQuery, listModelsQuery, updateModelBody } from "./requests.js";
 import { deletedSchema, modelPageSchema, modelSchema } from "./resources.js";
@@ -12,7 +12,7 @@ export const modelNotFound = (what = "yours"): Reasons => ({
   not_found: `The model does not exist or is not ${what}: another account's model answers exactly like a missing one.`,
 });
 
-export const modelAnswer = (description: string) => ({ 200: { description, content: jsonContent(modelSchema) } });
+export const modelAnswer = (description: string) => ok(description, modelSchema);
 
 export const createModelRoute = contractRoute({
   method: "post",
@@ -41,7 +41,7 @@ export const listModelsRoute = contractRoute({
     "The key's own account lists all its models; `hearth` lists its public base models. Ordered by model ID.",
   tag,
   request: { params: accountParams, query: listModelsQuery },
-  responses: { 200: { description: "One page of models.", content: jsonContent(modelPageSchema) } },
+  responses: ok("One page of models.", modelPageSchema),
   errors: {
     invalid_request: "pageSize, pageToken or filter is invalid (`param` names it).",
     not_found: "account_id is neither the key's own account nor `hearth`.",
@@ -81,7 +81,7 @@ export const deleteModelRoute = contractRoute({
   summary: "Delete an adapter model and its files",
   tag,
   request: { params: modelParams, query: deleteModelQuery },
-  responses: { 200: { description: "Deleted.", content: jsonContent(deletedSchema) } },
+  responses: ok("Deleted.", deletedSchema),
   errors: {
     invalid_request:
       "force is not `true` or `false`; the model is a base model (only uploaded adapters can be deleted).",

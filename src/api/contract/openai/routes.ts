@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { JSON_BODY_LIMIT, type Reasons } from "../errors.js";
-import { contractRoute, jsonContent } from "../route.js";
+import { contractRoute, jsonContent, ok } from "../route.js";
 import { chatRequestSchema, completionRequestSchema, embeddingRequestSchema } from "./requests.js";
 import {
   chatCompletionChunkSchema,
@@ -89,7 +89,7 @@ export const embeddingsRoute = contractRoute({
   description: "Mean-pooled, unit-length vectors; all inputs go to one worker as one job.",
   tag,
   request: { body: { required: true, content: jsonContent(embeddingRequestSchema) } },
-  responses: { 200: { description: "The embeddings, in input order.", content: jsonContent(embeddingListSchema) } },
+  responses: ok("The embeddings, in input order.", embeddingListSchema),
   errors: {
     ...INFERENCE_ERRORS,
     invalid_request: `${INFERENCE_ERRORS.invalid_request} dimensions larger than the model's embedding length.`,
@@ -103,7 +103,7 @@ export const modelsRoute = contractRoute({
   summary: "List the models the key can query now",
   description: "The public READY base models and the caller's DEPLOYED adapters (with `parent`, their base model).",
   tag,
-  responses: { 200: { description: "The models.", content: jsonContent(modelListSchema) } },
+  responses: ok("The models.", modelListSchema),
 });
 
 /** The SSE chunks: no operation names their schemas (the stream descriptions do), so the document lists them itself. */

@@ -21,14 +21,14 @@ function admin(env: Record<string, string>, ...args: string[]): Promise<Run> {
   const base = { ...process.env };
   for (const name of Object.keys(base)) if (name === "DATABASE_URL" || name.startsWith("HEARTH_")) delete base[name];
   return new Promise((resolve) => {
-    execFile(tsx, ["scripts/admin.ts", ...args], { cwd: root, env: { ...base, ...env } }, (err, stdout, stderr) => {
+    execFile(tsx, ["src/admin/main.ts", ...args], { cwd: root, env: { ...base, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
   });
 }
 
-describe("scripts/admin.ts against PostgreSQL", () => {
+describe("npm run admin against PostgreSQL", () => {
   let target: TestPostgresDatabase;
   let dataDir: string;
   let env: Record<string, string>;
@@ -135,11 +135,11 @@ describe("scripts/admin.ts against PostgreSQL", () => {
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
       [["frobnicate"], /Unknown command "frobnicate"/],
-      [["create-account"], /create-account takes 1 argument, got 0/],
+      [["create-account"], /Missing required argument .id./],
       [["create-account", "Bad_ID"], /Invalid account ID "Bad_ID"/],
       [["create-account", "ok", "--max-deployed", "many"], /Invalid --max-deployed "many"/],
       [["create-key", "acme", "--role", "root"], /Invalid --role "root"/],
-      [["list-accounts", "--output", "yaml"], /Invalid --output "yaml"/],
+      [["list-accounts", "--output", "yaml"], /argument 'yaml' is invalid/],
       [["list-accounts", "--bogus"], /Unknown option '--bogus'/],
     ];
     const runs = await Promise.all(cases.map(([args]) => admin(broken, ...args)));
@@ -150,7 +150,7 @@ describe("scripts/admin.ts against PostgreSQL", () => {
     });
     const help = await admin(broken, "--help");
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("create-account <id>");
+    expect(help.stdout).toContain("create-account [options] <id>");
   });
 
   it("fails with status 1 and a message when the database is unreachable", async () => {
@@ -159,11 +159,11 @@ describe("scripts/admin.ts against PostgreSQL", () => {
       "list-accounts",
     );
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^Error: /);
+    expect(run.stderr).toMatch(/^error: /);
   });
 });
 
-describe("scripts/admin.ts against PGlite", () => {
+describe("npm run admin against PGlite", () => {
   it("uses <HEARTH_DATA_DIR>/db when DATABASE_URL is unset", async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-pglite-"));
     try {

@@ -1,0 +1,82 @@
+import type { Command } from "commander";
+import { examples } from "../cli/command-kit.js";
+import { CliError, EXIT, usageError } from "../cli/exit-codes.js";
+import { table } from "../cli/output.js";
+import { createAccount, listAccounts } from "../db/queries/accounts.js";
+import { ACCOUNT_ID_PATTERN } from "../domain/vocabulary.js";
+import { adminAction, adminTime } from "./admin-action.js";
+
+/** create-account and list-accounts. */
+export function registerAccountCommands(program: Command): void {
+  examples(
+    program
+      .command("create-account")
+      .description("Create an account")
+      .argument("<id>", "the account ID: 1–63 lowercase letters, digits and hyphens")
+      .option("--display-name <name>", "the account's display name (default: its ID)")
+      .option("--enterprise", "no limit on deployed models")
+      .option("--max-deployed <n>", "how many models it may deploy at once (default 100)")
+      .action(
+        adminAction(async ({ db, out }, id: string, options: CreateAccountOptions) => {
+          const maxDeployed = options.maxDeployed === undefined ? undefined : parseCount(options.maxDeployed);
+          const account = await createAccount(db, {
+            id,
+            displayName: options.displayName ?? id,
+            enterprise: options.enterprise ?? false,
+            maxDeployedModels: maxDeployed,
+          });
+          if (!account) throw new CliError(EXIT.failure, `Account "${id}" already exists.`);
+          out.result(account, () => `Created account "${account.id}" (${account.displayName}).`);
+        }, checkCreateAccount),
+      ),
+    ['npm run admin -- create-account acme --display-name "Acme"', "npm run admin -- create-account big --enterprise"],
+  );
+
+  examples(
+    program
+      .command("list-accounts")
+      .description("List the accounts")
+      .action(
+        adminAction(async ({ db, out }) => {
+          const accounts = await listAccounts(db);
+          out.result(accounts, () =>
+            accounts.length === 0
+              ? "(none)"
+              : table(
+                  out,
+                  ["ID", "DISPLAY NAME", "ENTERPRISE", "MAX DEPLOYED", "CREATED"],
+                  accounts.map((a) => [
+                    a.id,
+                    a.displayName,
+                    a.enterprise ? "yes" : "no",
+                    String(a.maxDeployedModels),
+                    adminTime(a.createdAt),
+                  ]),
+                ),
+          );
+        }),
+      ),
+    ["npm run admin -- list-accounts --output json"],
+  );
+}
+
+interface CreateAccountOptions {
+  displayName?: string;
+  enterprise?: boolean;
+  maxDeployed?: string;
+}
+
+/** Checked before the database is opened: a usage error costs no connection. */
+function checkCreateAccount(id: string, options: CreateAccountOptions): void {
+  if (!ACCOUNT_ID_PATTERN.test(id)) {
+    throw usageError(
+      `Invalid account ID "${id}": use 1–63 lowercase letters, digits and hyphens, starting with a letter or digit.`,
+    );
+  }
+  if (options.maxDeployed !== undefined) parseCount(options.maxDeployed);
+}
+
+function parseCount(value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw usageError(`Invalid --max-deployed "${value}": use a whole number.`);
+  return Number(value);
+}

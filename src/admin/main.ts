@@ -1,0 +1,73 @@
+import { Command, CommanderError, Option } from "commander";
+import { CliError, EXIT } from "../cli/exit-codes.js";
+import { describeError } from "../cli/main.js";
+import { Output } from "../cli/output.js";
+import { registerAccountCommands } from "./account-commands.js";
+import { registerKeyCommands } from "./key-commands.js";
+
+/**
+ * `npm run admin`: the operator's commands that work on the database directly (accounts and
+ * API keys), for bootstrap and recovery. Same output, tables and exit codes as the `hearth`
+ * CLI: 0 done, 1 failed, 2 usage error (nothing was opened).
+ */
+
+const NAME = "npm run admin --";
+const USAGE = `Usage: ${NAME} <command> [options]  (${NAME} --help lists the commands)`;
+
+export function buildAdminProgram(): Command {
+  const program = new Command(NAME)
+    .description("Manage accounts and API keys in Hearth's database (the one the server uses).")
+    .addOption(
+      new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)")
+        .choices(["text", "json"])
+        .default("text"),
+    )
+    .exitOverride()
+    .configureOutput({ outputError: () => {} });
+  program.addHelpText(
+    "after",
+    [
+      "",
+      "The database is the one the server uses: DATABASE_URL, else PGlite under HEARTH_DATA_DIR",
+      "(one process at a time: stop the server before running these against PGlite).",
+      "Exit codes: 0 done, 1 failed, 2 usage error.",
+      "",
+    ].join("\n"),
+  );
+  registerAccountCommands(program);
+  registerKeyCommands(program);
+  for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => {} });
+  return program;
+}
+
+/** Runs the admin tool; returns the exit code. */
+export async function runAdmin(argv: string[]): Promise<number> {
+  const out = new Output({ format: "text", quiet: false, color: true });
+  const program = buildAdminProgram();
+  try {
+    if (argv.length === 0) throw new CliError(EXIT.usage, "No command given.");
+    await program.parseAsync(argv, { from: "user" });
+    return EXIT.ok;
+  } catch (error) {
+    const { code, message } = describeAdminError(error);
+    if (message) out.error(message);
+    if (code === EXIT.usage) process.stderr.write(`${USAGE}\n`);
+    return code;
+  }
+}
+
+function describeAdminError(error: unknown): { code: number; message: string } {
+  if (error instanceof CommanderError && error.code === "commander.unknownCommand") {
+    const name = /'([^']+)'/.exec(error.message)?.[1] ?? "";
+    return { code: EXIT.usage, message: `Unknown command "${name}".` };
+  }
+  if (error instanceof CommanderError || error instanceof CliError) return describeError(error, NAME);
+  // The database's own words, with their causes (drizzle wraps the driver's errors).
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 5; e = e instanceof Error ? e.cause : undefined) {
+    parts.push(e instanceof Error ? e.message : String(e));
+  }
+  return { code: EXIT.failure, message: parts.join(" (caused by: ").concat(")".repeat(parts.length - 1)) };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) process.exitCode = await runAdmin(process.argv.slice(2));

@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
 /**
@@ -16,6 +17,10 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
+
+/** Storage backends by URL scheme (src/storage/open-blob-store.ts opens each). */
+export const STORAGE_SCHEMES = ["file"] as const;
+export type StorageLocation = { scheme: "file"; dir: string };
 
 interface VariableSpec {
   schema: z.ZodType;
@@ -57,6 +62,18 @@ export const variables = {
     schema: optionalString,
     description:
       "Where uploaded adapter files and converted artifacts are stored; API and workers must share it. Unset: <HEARTH_DATA_DIR>/storage.",
+  },
+  HEARTH_STORAGE_URL: {
+    schema: optionalString.pipe(
+      z
+        .url()
+        .refine((url) => STORAGE_SCHEMES.some((scheme) => url.startsWith(`${scheme}:`)), {
+          message: `the storage backends are ${STORAGE_SCHEMES.map((s) => `${s}://`).join(", ")}`,
+        })
+        .optional(),
+    ),
+    description:
+      "The storage backend, as a URL: file:///abs/path for local files (the only backend so far). Set, it wins over HEARTH_STORAGE_DIR; unset: file://<HEARTH_STORAGE_DIR>.",
   },
   HEARTH_BUILD_DEMO_MODELS: {
     schema: bool,
@@ -173,7 +190,8 @@ export interface Config {
   readonly redisPrefix: string;
   readonly dataDir: string;
   readonly modelDir: string;
-  readonly storageDir: string;
+  /** Where uploaded files and converted adapters live (HEARTH_STORAGE_URL, else HEARTH_STORAGE_DIR). */
+  readonly storage: StorageLocation;
   readonly buildDemoModels: boolean;
   readonly adminKey: string | undefined;
   readonly worker: {
@@ -229,7 +247,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisPrefix: r.HEARTH_REDIS_PREFIX,
     dataDir,
     modelDir: path.resolve(r.HEARTH_MODEL_DIR ?? path.join(dataDir, "models")),
-    storageDir: path.resolve(r.HEARTH_STORAGE_DIR ?? path.join(dataDir, "storage")),
+    storage: r.HEARTH_STORAGE_URL
+      ? { scheme: "file", dir: fileURLToPath(r.HEARTH_STORAGE_URL) }
+      : { scheme: "file", dir: path.resolve(r.HEARTH_STORAGE_DIR ?? path.join(dataDir, "storage")) },
     buildDemoModels: r.HEARTH_BUILD_DEMO_MODELS,
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {

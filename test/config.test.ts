@@ -37,6 +37,16 @@ describe("config", () => {
     expect(c.databaseUrl).toBeUndefined();
     expect(c.adminKey).toBeUndefined();
   });
+  it("chooses the storage backend by URL, local files by default", () => {
+    expect(loadConfig({}).storage).toEqual({ scheme: "file", dir: path.resolve("./data/storage") });
+    expect(loadConfig({ HEARTH_STORAGE_DIR: "/srv/blobs" }).storage).toEqual({ scheme: "file", dir: "/srv/blobs" });
+    const both = loadConfig({ HEARTH_STORAGE_DIR: "/srv/blobs", HEARTH_STORAGE_URL: "file:///mnt/shared/hearth" });
+    expect(both.storage).toEqual({ scheme: "file", dir: "/mnt/shared/hearth" });
+    for (const bad of ["s3://bucket/prefix", "/not/a/url", "ftp://host/x"]) {
+      expect(() => loadConfig({ HEARTH_STORAGE_URL: bad }), bad).toThrow(/HEARTH_STORAGE_URL/);
+    }
+    expect(() => loadConfig({ HEARTH_STORAGE_URL: "s3://bucket" })).toThrow(/the storage backends are file:\/\//);
+  });
   it("documents every variable in the README table", async () => {
     const { readFile } = await import("node:fs/promises");
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");

@@ -14,7 +14,7 @@ import { ModelChanges } from "../queues/model-changes.js";
 import { ReplyHub } from "../queues/reply-hub.js";
 import { createApp } from "./app.js";
 import { ModelResolver } from "./services/model-resolver.js";
-import { FileBlobStore } from "../storage/file-blob-store.js";
+import { openBlobStore } from "../storage/open-blob-store.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
 import { ControlWorker } from "../control/control-worker.js";
@@ -72,7 +72,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
   await modelChanges.listen(subscriber);
   const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs });
-  const storage = new FileBlobStore(config.storageDir);
+  const storage = openBlobStore(config.storage);
   const controlDeps = {
     db: database.db,
     storage,

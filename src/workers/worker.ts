@@ -12,7 +12,8 @@ import { jobs, type InferencePayload } from "../queues/jobs.js";
 import { ReplyPublisher } from "../queues/reply-publisher.js";
 import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
-import { FileBlobStore } from "../storage/file-blob-store.js";
+import type { BlobStore } from "../storage/blob-store.js";
+import { openBlobStore } from "../storage/open-blob-store.js";
 import { adapterFile } from "./adapter-file.js";
 import { Cancellations } from "./cancellations.js";
 import { consumeJobs } from "../queues/job-consumer.js";
@@ -56,7 +57,7 @@ export class HearthWorker {
   readonly events = new EventEmitter();
   private readonly served = new Map<string, Served>();
   private readonly cancellations = new Cancellations();
-  private readonly store: FileBlobStore;
+  private readonly store: BlobStore;
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
 
@@ -67,7 +68,7 @@ export class HearthWorker {
     private readonly subscriber: Redis,
     private readonly log: Logger,
   ) {
-    this.store = new FileBlobStore(config.storageDir);
+    this.store = openBlobStore(config.storage);
   }
 
   static async start(config: Config, engine: Engine, log: Logger): Promise<HearthWorker> {

@@ -5,8 +5,11 @@ import path from "node:path";
 import { buffer } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
 import type { BlobStore } from "../../src/storage/blob-store.js";
+import { pathToFileURL } from "node:url";
+import { loadConfig } from "../../src/config.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
 import { MemoryBlobStore } from "../../src/storage/memory-blob-store.js";
+import { openBlobStore } from "../../src/storage/open-blob-store.js";
 
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => fs.rm(d, { recursive: true, force: true }))));
@@ -18,6 +21,16 @@ const backends: [string, () => Promise<BlobStore>][] = [
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-blobs-"));
       dirs.push(dir);
       return new FileBlobStore(dir);
+    },
+  ],
+  [
+    "file, opened from HEARTH_STORAGE_URL",
+    async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-blobs-url-"));
+      dirs.push(dir);
+      const store = openBlobStore(loadConfig({ HEARTH_STORAGE_URL: pathToFileURL(dir).href }).storage);
+      expect(store).toBeInstanceOf(FileBlobStore);
+      return store;
     },
   ],
   ["memory", async () => new MemoryBlobStore()],

@@ -28,7 +28,7 @@ describe("model lifecycle", () => {
     me = defaultAccount(hearth);
     openai = new OpenAI({ baseURL: hearth.baseURL, apiKey: hearth.apiKey, maxRetries: 0 });
     scratch = await mkdtemp(path.join(os.tmpdir(), "hearth-lifecycle-"));
-    storage = hearth.config.storageDir;
+    storage = hearth.config.storage.dir;
   });
   afterAll(async () => {
     await hearth?.close();

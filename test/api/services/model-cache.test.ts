@@ -31,7 +31,7 @@ describe("model and API-key caches", () => {
       env: {
         DATABASE_URL: a.config.databaseUrl!,
         HEARTH_REDIS_PREFIX: a.config.redisPrefix,
-        HEARTH_STORAGE_DIR: a.config.storageDir,
+        HEARTH_STORAGE_DIR: a.config.storage.dir,
         HEARTH_ADMIN_KEY: a.apiKey,
         HEARTH_MODEL_CACHE_TTL_MS: LONG_TTL,
         HEARTH_AUTH_CACHE_TTL_MS: "300",

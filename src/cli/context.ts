@@ -121,8 +121,13 @@ function apiKeySetting(
   profile: Profile | undefined,
 ): ApiKeySetting | undefined {
   if (options.apiKey) return { value: options.apiKey, from: "option" };
-  const fromEnv = env.HEARTH_API_KEY || env.SERVICE_API_KEY;
+  const fromEnv = apiKeyFromEnv(env);
   if (fromEnv) return { value: fromEnv, from: "environment" };
   if (profile?.api_key) return { value: profile.api_key, from: "profile" };
   return undefined;
+}
+
+/** The API key the environment gives: HEARTH_API_KEY, else SERVICE_API_KEY (the name Fireworks' tools use). */
+export function apiKeyFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  return env.HEARTH_API_KEY || env.SERVICE_API_KEY || undefined;
 }

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import { createModel } from "../../src/db/queries/models.js";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import postgres from "postgres";
+import { jobs } from "../../src/queues/jobs.js";
+import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { testPostgresAdminUrl } from "../helpers/test-databases.js";
 import { startPrivateRedis, type PrivateRedis } from "../helpers/redis.js";
@@ -163,7 +167,15 @@ describe("errors, without a worker", () => {
   it("503 within the queue timeout when no worker runs, and 429 when the queue is full", async () => {
     const started = Date.now();
     const first = call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });
-    await new Promise((r) => setTimeout(r, 150));
+    // The second request is refused once the first one's job waits in the queue.
+    const connection = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(jobs.inference.queueName("hearth-tiny"), { connection, prefix: hearth.config.redisPrefix });
+    try {
+      await eventually(async () => expect(await queue.getWaitingCount()).toBe(1));
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
     const second = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4, stream: true });
     expectError(second, 429, "rate_limit_error", null);
     const r = await first;

@@ -1,7 +1,7 @@
 import { HearthApiError, HearthClient, normalizeServer, type Account, type WhoAmI } from "../api-client.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import { writeProfile } from "../config-file.js";
-import { DEFAULT_SERVER, type CliContext } from "../context.js";
+import { apiKeyFromEnv, DEFAULT_SERVER, type CliContext } from "../context.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import { details, shortTime, table, type Output } from "../output.js";
 import { ask, isInteractive, readStdin } from "../prompt.js";
@@ -57,7 +57,7 @@ async function signin(ctx: CliContext): Promise<void> {
   }
   let key = ctx.options.apiKey;
   if (!key) key = interactive ? await ask("API key", { hidden: true }) : firstLine(await readStdin());
-  key ||= ctx.env.HEARTH_API_KEY || ctx.env.SERVICE_API_KEY;
+  key ||= apiKeyFromEnv(ctx.env);
   if (!key) {
     throw usageError(
       "No API key was given.",

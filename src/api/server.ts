@@ -5,7 +5,7 @@ import { bootstrapDatabase } from "../auth/bootstrap.js";
 import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
 import { upsertBaseModel } from "../db/queries/models.js";
-import { BUILTIN_ACCOUNT_ID, modelName } from "../model-name.js";
+import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 import type { Logger } from "../logger.js";
 import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";

@@ -9,7 +9,7 @@ import { AppError } from "../errors.js";
 import { convertAddon, readAddonManifest, validateAddon } from "../models/adapters/index.js";
 import { addonLocalPaths } from "../storage/addon-paths.js";
 import { storageKeys } from "../storage/keys.js";
-import { parseModelName } from "../model-name.js";
+import { parseModelName } from "../domain/model-name.js";
 import type { ControlDeps } from "./control-deps.js";
 
 /**

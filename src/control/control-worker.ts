@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { withTimeout } from "../process/with-timeout.js";
 import type { Logger } from "../logger.js";
-import { modelName } from "../model-name.js";
+import { modelName } from "../domain/model-name.js";
 import { createRedis } from "../queues/connection.js";
 import { consumeJobs } from "../queues/job-consumer.js";
 import type { JobHandlers } from "../queues/job-handlers.js";

@@ -3,7 +3,7 @@ import { getModel } from "../db/queries/models.js";
 import { AppError } from "../errors.js";
 import { publishAdapterEvent } from "../queues/adapter-events.js";
 import type { LifecyclePayload } from "../queues/jobs.js";
-import { modelName, parseModelName } from "../model-name.js";
+import { modelName, parseModelName } from "../domain/model-name.js";
 import { ensureAdapterArtifact } from "./adapter-artifact.js";
 import type { ControlDeps } from "./control-deps.js";
 

@@ -2,7 +2,7 @@ import { artifactDeployed, deleteDeployment, getDeployment } from "../db/queries
 import { getModel } from "../db/queries/models.js";
 import { publishAdapterEvent } from "../queues/adapter-events.js";
 import type { LifecyclePayload } from "../queues/jobs.js";
-import { modelName, parseModelName } from "../model-name.js";
+import { modelName, parseModelName } from "../domain/model-name.js";
 import type { LifecycleOutcome } from "./deploy-model.js";
 import type { ControlDeps } from "./control-deps.js";
 

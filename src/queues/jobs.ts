@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { JobsOptions } from "bullmq";
 import { AppError } from "../errors.js";
-import { BUILTIN_ACCOUNT_ID, modelName } from "../model-name.js";
+import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 
 /**
  * The one job registry. Each job kind names its queue, its payload schema and its

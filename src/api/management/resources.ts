@@ -2,7 +2,7 @@ import type { Account } from "../../db/schema/accounts.js";
 import type { Caller } from "../app-env.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import type { Model } from "../../db/schema/models.js";
-import { modelName } from "../../model-name.js";
+import { modelName } from "../../domain/model-name.js";
 import type {
   AccountResource,
   DeploymentResource,

@@ -16,7 +16,7 @@ import type { Caller } from "../app-env.js";
 import { conversationConfigSchema } from "../contract/management/resources.js";
 import { chatTemplateProblem } from "./chat-template-check.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
-import { modelName, parseModelName } from "../../model-name.js";
+import { modelName, parseModelName } from "../../domain/model-name.js";
 import { addonLocalPaths } from "../../storage/addon-paths.js";
 
 export interface UploadOptions {

@@ -8,7 +8,7 @@ import {
 } from "../../db/queries/deployments.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import { AppError } from "../../errors.js";
-import { modelName } from "../../model-name.js";
+import { modelName } from "../../domain/model-name.js";
 import type { LifecycleQueue } from "../../queues/lifecycle-queue.js";
 import type { Logger } from "../../logger.js";
 import type { ModelChangeNotifier } from "../../queues/model-changes.js";

@@ -19,7 +19,7 @@ import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { Caller } from "../app-env.js";
 import type { ConversationConfig, ModelFile } from "../contract/management/resources.js";
 import { checkChatTemplate } from "./chat-template-check.js";
-import { modelName, parseModelName } from "../../model-name.js";
+import { modelName, parseModelName } from "../../domain/model-name.js";
 
 export interface ModelView {
   model: Model;

@@ -3,7 +3,7 @@ import { getDeployment } from "../../db/queries/deployments.js";
 import { artifactInUse, deleteModel } from "../../db/queries/models.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { modelName } from "../../model-name.js";
+import { modelName } from "../../domain/model-name.js";
 import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";

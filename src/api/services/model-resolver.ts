@@ -2,7 +2,7 @@ import type { Db } from "../../db/client.js";
 import { getModel, getVisibleModelWithDeployment, listServableModels } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
-import { modelName, parseModelName } from "../../model-name.js";
+import { modelName, parseModelName } from "../../domain/model-name.js";
 import type { ModelTarget } from "../../queues/jobs.js";
 import { TtlCache, type CacheTiming } from "../../ttl-cache.js";
 

@@ -3,7 +3,7 @@ import { boolean, check, integer, pgTable, text, timestamp } from "drizzle-orm/p
 
 export { ACCOUNT_ID_PATTERN } from "../../domain/vocabulary.js";
 
-export { BUILTIN_ACCOUNT_ID } from "../../model-name.js";
+export { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 
 /** The account created on first start, holding the first admin key. */
 export const DEFAULT_ACCOUNT_ID = "default";

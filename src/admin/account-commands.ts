@@ -1,10 +1,11 @@
 import type { Command } from "commander";
 import { examples } from "../cli/command-kit.js";
 import { CliError, EXIT, usageError } from "../cli/exit-codes.js";
-import { table } from "../cli/output.js";
+import { accountTable } from "../cli/account-view.js";
+import { accountResource } from "../api/management/resources.js";
 import { createAccount, listAccounts } from "../db/queries/accounts.js";
 import { ACCOUNT_ID_PATTERN } from "../domain/vocabulary.js";
-import { adminAction, adminTime } from "./admin-action.js";
+import { adminAction } from "./admin-action.js";
 
 /** create-account and list-accounts. */
 export function registerAccountCommands(program: Command): void {
@@ -40,19 +41,7 @@ export function registerAccountCommands(program: Command): void {
         adminAction(async ({ db, out }) => {
           const accounts = await listAccounts(db);
           out.result(accounts, () =>
-            accounts.length === 0
-              ? "(none)"
-              : table(
-                  out,
-                  ["ID", "DISPLAY NAME", "ENTERPRISE", "MAX DEPLOYED", "CREATED"],
-                  accounts.map((a) => [
-                    a.id,
-                    a.displayName,
-                    a.enterprise ? "yes" : "no",
-                    String(a.maxDeployedModels),
-                    adminTime(a.createdAt),
-                  ]),
-                ),
+            accounts.length === 0 ? "(none)" : accountTable(out, accounts.map(accountResource)),
           );
         }),
       ),

@@ -1,5 +1,10 @@
 import type { Redis } from "ioredis";
 import type { Db } from "../db/client.js";
+import { getDeployment } from "../db/queries/deployments.js";
+import { getModel } from "../db/queries/models.js";
+import type { DeploymentState } from "../domain/vocabulary.js";
+import { modelName } from "../domain/model-name.js";
+import type { LifecyclePayload } from "../queues/jobs.js";
 import type { Logger } from "../logger.js";
 import type { ModelChangeNotifier } from "../queues/model-changes.js";
 import type { BlobStore } from "../storage/blob-store.js";
@@ -15,4 +20,16 @@ export interface ControlDeps {
   modelChanges: ModelChangeNotifier;
   maxLoraRank: number;
   log: Logger;
+}
+
+/**
+ * What a deploy or undeploy job acts on: the model's deployment, if it is in the state the
+ * job moves it from, and the model. Anything else means the job is a retry of finished
+ * work, a duplicate, or overtaken by another transition: the handler leaves it alone.
+ */
+export async function transitionTarget(deps: ControlDeps, job: LifecyclePayload, from: DeploymentState) {
+  const deployment = await getDeployment(deps.db, job.accountId, job.modelId);
+  if (deployment?.state !== from) return undefined;
+  const model = await getModel(deps.db, job.accountId, job.modelId);
+  return { deployment, model, name: modelName(job.accountId, job.modelId) };
 }

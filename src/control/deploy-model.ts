@@ -1,11 +1,10 @@
-import { getDeployment, transitionDeployment } from "../db/queries/deployments.js";
-import { getModel } from "../db/queries/models.js";
+import { transitionDeployment } from "../db/queries/deployments.js";
 import { AppError } from "../errors.js";
 import { publishAdapterEvent } from "../queues/adapter-events.js";
 import type { LifecyclePayload } from "../queues/jobs.js";
 import { modelName, parseModelName } from "../domain/model-name.js";
 import { ensureAdapterArtifact } from "./adapter-artifact.js";
-import type { ControlDeps } from "./control-deps.js";
+import { transitionTarget, type ControlDeps } from "./control-deps.js";
 
 export type LifecycleOutcome = "done" | "skipped" | "failed";
 
@@ -15,16 +14,13 @@ export type LifecycleOutcome = "done" | "skipped" | "failed";
  * so a retry, a duplicate or a job overtaken by an undeploy does nothing. A problem
  * with the adapter itself fails the deployment (with the reason) instead of retrying.
  */
-export async function deployModel(
-  deps: ControlDeps,
-  { accountId, modelId }: LifecyclePayload,
-): Promise<LifecycleOutcome> {
-  const deployment = await getDeployment(deps.db, accountId, modelId);
-  if (deployment?.state !== "DEPLOYING") return "skipped";
-  const name = modelName(accountId, modelId);
-  const model = await getModel(deps.db, accountId, modelId);
+export async function deployModel(deps: ControlDeps, job: LifecyclePayload): Promise<LifecycleOutcome> {
+  const target = await transitionTarget(deps, job, "DEPLOYING");
+  if (!target) return "skipped";
+  const { model, name } = target;
+  const { accountId, modelId } = job;
   if (model?.kind !== "lora" || model.state !== "READY" || !model.baseModel) {
-    await failDeployment(deps, payloadOf(accountId, modelId), `${name} is not a READY adapter.`);
+    await failDeployment(deps, job, `${name} is not a READY adapter.`);
     return "failed";
   }
   let key: string;
@@ -32,7 +28,7 @@ export async function deployModel(
     key = await ensureAdapterArtifact(deps, model);
   } catch (cause) {
     if (cause instanceof AppError && cause.code === "invalid_request") {
-      await failDeployment(deps, payloadOf(accountId, modelId), cause.message);
+      await failDeployment(deps, job, cause.message);
       return "failed";
     }
     throw cause;
@@ -60,5 +56,3 @@ export async function failDeployment(deps: ControlDeps, { accountId, modelId }: 
   const failed = await transitionDeployment(deps.db, accountId, modelId, ["DEPLOYING"], "FAILED", { reason });
   if (failed) deps.log.warn("deployment failed", { model: modelName(accountId, modelId), reason });
 }
-
-const payloadOf = (accountId: string, modelId: string): LifecyclePayload => ({ accountId, modelId });

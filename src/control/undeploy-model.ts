@@ -1,10 +1,9 @@
-import { artifactDeployed, deleteDeployment, getDeployment } from "../db/queries/deployments.js";
-import { getModel } from "../db/queries/models.js";
+import { artifactDeployed, deleteDeployment } from "../db/queries/deployments.js";
 import { publishAdapterEvent } from "../queues/adapter-events.js";
 import type { LifecyclePayload } from "../queues/jobs.js";
-import { modelName, parseModelName } from "../domain/model-name.js";
+import { parseModelName } from "../domain/model-name.js";
 import type { LifecycleOutcome } from "./deploy-model.js";
-import type { ControlDeps } from "./control-deps.js";
+import { transitionTarget, type ControlDeps } from "./control-deps.js";
 
 /**
  * The undeploy job: removes an UNDEPLOYING deployment and tells the workers to free
@@ -13,14 +12,11 @@ import type { ControlDeps } from "./control-deps.js";
  * processes (queues/model-changes.ts); so does this job, once done. Idempotent:
  * anything but UNDEPLOYING is left alone.
  */
-export async function undeployModel(
-  deps: ControlDeps,
-  { accountId, modelId }: LifecyclePayload,
-): Promise<LifecycleOutcome> {
-  const deployment = await getDeployment(deps.db, accountId, modelId);
-  if (deployment?.state !== "UNDEPLOYING") return "skipped";
-  const model = await getModel(deps.db, accountId, modelId);
-  const name = modelName(accountId, modelId);
+export async function undeployModel(deps: ControlDeps, job: LifecyclePayload): Promise<LifecycleOutcome> {
+  const target = await transitionTarget(deps, job, "UNDEPLOYING");
+  if (!target) return "skipped";
+  const { deployment, model, name } = target;
+  const { accountId, modelId } = job;
   const key = deployment.artifactPath;
   const baseModelId = model?.baseModel ? parseModelName(model.baseModel)?.modelId : undefined;
   if (key && baseModelId) {

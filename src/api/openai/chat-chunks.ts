@@ -1,7 +1,7 @@
 import type { StreamEvent } from "../../queues/stream.js";
-import { publicFinishReason, usageBody } from "./collect.js";
+import { endingChunks } from "./ending-chunks.js";
 import { jsonTemplate } from "./json-template.js";
-import type { UsageBody } from "../contract/openai/responses.js";
+import type { ChatCompletionChunk, UsageBody } from "../contract/openai/responses.js";
 
 export interface ChatMeta {
   id: string;
@@ -9,15 +9,10 @@ export interface ChatMeta {
   model: string;
 }
 
-interface ChatChunkChoice {
-  index: number;
-  delta: { role?: "assistant"; content?: string };
-  logprobs: null;
-  finish_reason: "stop" | "length" | null;
-}
+type ChatChunkChoice = ChatCompletionChunk["choices"][number];
 
 /** The one shape of a streamed chat chunk. */
-function chatChunk(meta: ChatMeta, choices: ChatChunkChoice[], usage?: UsageBody) {
+function chatChunk(meta: ChatMeta, choices: ChatChunkChoice[], usage?: UsageBody): ChatCompletionChunk {
   return { ...meta, object: "chat.completion.chunk", choices, ...(usage ? { usage } : {}) };
 }
 
@@ -49,23 +44,16 @@ export function chatChunks(meta: ChatMeta, includeUsage: boolean): (event: Strea
       return [render({ index: event.index, content: event.text })];
     }
     if (event.type !== "done") return [];
-    const usage = usageBody(event.usage);
-    const last = event.choices.length - 1;
-    const chunks = event.choices.map((choice, i) =>
-      chatChunk(
-        meta,
-        [
-          {
-            index: choice.index,
-            delta: started.has(choice.index) ? {} : { role: "assistant", content: "" },
-            logprobs: null,
-            finish_reason: publicFinishReason(choice.finishReason),
-          },
-        ],
-        i === last ? usage : undefined,
-      ),
+    return endingChunks(
+      event,
+      includeUsage,
+      (choices: ChatChunkChoice[], usage) => chatChunk(meta, choices, usage),
+      (index, finishReason) => ({
+        index,
+        delta: started.has(index) ? {} : { role: "assistant" as const, content: "" },
+        logprobs: null,
+        finish_reason: finishReason,
+      }),
     );
-    if (includeUsage) chunks.push(chatChunk(meta, [], usage));
-    return chunks.map((chunk) => JSON.stringify(chunk));
   };
 }

@@ -1,7 +1,7 @@
 import type { StreamEvent } from "../../queues/stream.js";
-import { publicFinishReason, usageBody } from "./collect.js";
+import { endingChunks } from "./ending-chunks.js";
 import { jsonTemplate } from "./json-template.js";
-import type { UsageBody } from "../contract/openai/responses.js";
+import type { CompletionChunk, UsageBody } from "../contract/openai/responses.js";
 
 export interface CompletionMeta {
   id: string;
@@ -10,15 +10,10 @@ export interface CompletionMeta {
   model: string;
 }
 
-interface CompletionChoice {
-  text: string;
-  index: number;
-  logprobs: null;
-  finish_reason: "stop" | "length" | null;
-}
+type CompletionChoice = CompletionChunk["choices"][number];
 
 /** The one shape of a streamed completion chunk. */
-function completionChunk(meta: CompletionMeta, choices: CompletionChoice[], usage?: UsageBody) {
+function completionChunk(meta: CompletionMeta, choices: CompletionChoice[], usage?: UsageBody): CompletionChunk {
   return { ...meta, choices, ...(usage ? { usage } : {}) };
 }
 
@@ -34,16 +29,11 @@ export function completionChunks(meta: CompletionMeta, includeUsage: boolean): (
   return (event) => {
     if (event.type === "token") return [tokenChunk({ text: event.text, index: event.index })];
     if (event.type !== "done") return [];
-    const usage = usageBody(event.usage);
-    const last = event.choices.length - 1;
-    const chunks = event.choices.map((choice, i) =>
-      completionChunk(
-        meta,
-        [{ text: "", index: choice.index, logprobs: null, finish_reason: publicFinishReason(choice.finishReason) }],
-        i === last ? usage : undefined,
-      ),
+    return endingChunks(
+      event,
+      includeUsage,
+      (choices: CompletionChoice[], usage) => completionChunk(meta, choices, usage),
+      (index, finishReason) => ({ text: "", index, logprobs: null, finish_reason: finishReason }),
     );
-    if (includeUsage) chunks.push(completionChunk(meta, [], usage));
-    return chunks.map((chunk) => JSON.stringify(chunk));
   };
 }

@@ -1,10 +1,11 @@
-import { HearthApiError, HearthClient, normalizeServer, type Account, type WhoAmI } from "../api-client.js";
+import { HearthApiError, HearthClient, normalizeServer, type WhoAmI } from "../api-client.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import { writeProfile } from "../config-file.js";
 import { apiKeyFromEnv, DEFAULT_SERVER, type CliContext } from "../context.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
-import { details, shortTime, table, type Output } from "../output.js";
+import { details } from "../output.js";
 import { ask, isInteractive, readStdin } from "../prompt.js";
+import { accountTable } from "../account-view.js";
 
 /** signin, whoami, list accounts. */
 export function registerAuthCommands({ program, list }: Verbs): void {
@@ -135,20 +136,6 @@ async function listAccounts(ctx: CliContext): Promise<void> {
     { accounts },
     () => accountTable(ctx.out, accounts),
     () => accounts.map((a) => a.accountId),
-  );
-}
-
-function accountTable(out: Output, accounts: Account[]): string[] {
-  return table(
-    out,
-    ["ID", "DISPLAY NAME", "ENTERPRISE", "MAX DEPLOYED", "CREATED"],
-    accounts.map((a) => [
-      a.accountId,
-      a.displayName,
-      a.enterprise ? "yes" : "no",
-      a.maxDeployedModels === null ? "no limit" : String(a.maxDeployedModels),
-      shortTime(a.createTime),
-    ]),
   );
 }
 

@@ -7,7 +7,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import semver from "semver";
 import { PACKAGE_NAME } from "../package-info.js";
-import { CliError, EXIT } from "./exit-codes.js";
+import { CliError, EXIT, usageError } from "./exit-codes.js";
 import { readTarballManifest, type PackageManifest } from "./tarball-manifest.js";
 
 /**
@@ -37,8 +37,7 @@ export async function findRelease(source: string): Promise<Release> {
   }
   const file = /^https?:\/\//.test(source) ? await download(source) : path.resolve(source);
   if (!(await stat(file).catch(() => undefined))?.isFile()) {
-    throw new CliError(
-      EXIT.usage,
+    throw usageError(
       `The update source ${source} is not a file.`,
       "Pass --source with a package tarball (made by `npm pack`), its URL, or npm.",
     );
@@ -47,8 +46,7 @@ export async function findRelease(source: string): Promise<Release> {
   try {
     manifest = await readTarballManifest(file);
   } catch (e) {
-    throw new CliError(
-      EXIT.usage,
+    throw usageError(
       `The update source ${source} is unusable: ${(e as Error).message}.`,
       "Pass a tarball made by `npm pack` of Hearth.",
     );

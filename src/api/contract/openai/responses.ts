@@ -22,6 +22,10 @@ const chunkUsage = usageSchema
   .optional()
   .openapi({ description: "On the chunk that ends the last choice, and on the include_usage chunk." });
 
+/** An answer (or a chunk of one): the request's id and model, its choices and the usage. */
+const answer = <O extends string, C extends z.ZodType, U extends z.ZodType>(object: O, choice: C, usage: U) =>
+  z.object({ ...answerFields(object), choices: z.array(choice), usage });
+
 const completionChoice = z.object({
   text: z.string(),
   index: z.number().int().openapi({ description: "Choice i of prompt p has index p·n + i." }),
@@ -29,52 +33,38 @@ const completionChoice = z.object({
   finish_reason: finishReason,
 });
 
-export const completionSchema = z
-  .object({ ...answerFields("text_completion"), choices: z.array(completionChoice), usage: usageSchema })
-  .openapi("Completion");
+export const completionSchema = answer("text_completion", completionChoice, usageSchema).openapi("Completion");
 export type Completion = z.infer<typeof completionSchema>;
 
-export const completionChunkSchema = z
-  .object({
-    ...answerFields("text_completion"),
-    choices: z.array(completionChoice.extend({ finish_reason: finishReason.nullable() })),
-    usage: chunkUsage,
-  })
-  .openapi("CompletionChunk");
+export const completionChunkSchema = answer(
+  "text_completion",
+  completionChoice.extend({ finish_reason: finishReason.nullable() }),
+  chunkUsage,
+).openapi("CompletionChunk");
 export type CompletionChunk = z.infer<typeof completionChunkSchema>;
 
-export const chatCompletionSchema = z
-  .object({
-    ...answerFields("chat.completion"),
-    choices: z.array(
-      z.object({
-        index: z.number().int(),
-        message: z.object({ role: z.literal("assistant"), content: z.string() }),
-        logprobs: z.null(),
-        finish_reason: finishReason,
-      }),
-    ),
-    usage: usageSchema,
-  })
-  .openapi("ChatCompletion");
+const chatChoice = z.object({
+  index: z.number().int(),
+  message: z.object({ role: z.literal("assistant"), content: z.string() }),
+  logprobs: z.null(),
+  finish_reason: finishReason,
+});
+
+export const chatCompletionSchema = answer("chat.completion", chatChoice, usageSchema).openapi("ChatCompletion");
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
-export const chatCompletionChunkSchema = z
-  .object({
-    ...answerFields("chat.completion.chunk"),
-    choices: z.array(
-      z.object({
-        index: z.number().int(),
-        delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }).openapi({
-          description: "The first delta of a choice carries `role`; the last one (with finish_reason) is empty.",
-        }),
-        logprobs: z.null(),
-        finish_reason: finishReason.nullable(),
-      }),
-    ),
-    usage: chunkUsage,
-  })
-  .openapi("ChatCompletionChunk");
+const chatChunkChoice = z.object({
+  index: z.number().int(),
+  delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }).openapi({
+    description: "The first delta of a choice carries `role`; the last one (with finish_reason) is empty.",
+  }),
+  logprobs: z.null(),
+  finish_reason: finishReason.nullable(),
+});
+
+export const chatCompletionChunkSchema = answer("chat.completion.chunk", chatChunkChoice, chunkUsage).openapi(
+  "ChatCompletionChunk",
+);
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
 
 export const embeddingListSchema = z

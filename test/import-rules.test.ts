@@ -96,6 +96,11 @@ const rules: { from: string; notRooms: string[]; notPackages: string[] }[] = [
     notRooms: ["api", "queues", "workers", "control", "db", "cli", "storage"],
     notPackages: ["drizzle-orm"],
   },
+  {
+    from: "images",
+    notRooms: ["api", "queues", "workers", "control", "db", "cli", "storage"],
+    notPackages: ["drizzle-orm", "bullmq"],
+  },
   { from: "storage", notRooms: ["api", "queues", "workers", "control", "db", "cli"], notPackages: ["drizzle-orm"] },
 ];
 

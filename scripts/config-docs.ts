@@ -1,4 +1,4 @@
 // Prints the table of environment variables that the README carries.
-import { configTable } from "../src/config.js";
+import { configTable } from "../src/config-table.js";
 
 console.log(configTable());

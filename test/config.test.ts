@@ -1,7 +1,8 @@
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, configTable, loadConfig } from "../src/config.js";
+import { configTable } from "../src/config-table.js";
+import { ConfigError, loadConfig } from "../src/config.js";
 
 describe("config", () => {
   it("has documented defaults", () => {

@@ -4,15 +4,13 @@ import type { Config } from "../config.js";
 import { bootstrapDatabase } from "../auth/bootstrap.js";
 import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
-import { upsertBaseModel } from "../db/queries/models.js";
-import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 import type { Logger } from "../logger.js";
-import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
 import { InferenceClient } from "../queues/inference-client.js";
 import { ModelChanges } from "../queues/model-changes.js";
 import { ReplyHub } from "../queues/reply-hub.js";
 import { createApp } from "./app.js";
+import { registerOperatorModels } from "./register-models.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
@@ -45,16 +43,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     dataDir: config.dataDir,
     log: (message) => log.info(message),
   });
-  for (const base of await discoverBaseModels(config.modelDir, undefined, log)) {
-    await upsertBaseModel(database.db, {
-      modelId: base.id,
-      filePath: base.path,
-      contextLength: base.summary.contextLength,
-      embeddingLength: base.summary.embeddingLength,
-      displayName: base.id,
-    });
-    log.info("registered base model", { model: modelName(BUILTIN_ACCOUNT_ID, base.id) });
-  }
+  await registerOperatorModels(database.db, config, log);
 
   const redis = createRedis(config, "producer");
   const subscriber = createRedis(config, "subscriber");

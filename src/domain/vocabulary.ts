@@ -10,8 +10,11 @@ export const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const ACCOUNT_ID_PATTERN = ID_PATTERN;
 export const MODEL_ID_PATTERN = ID_PATTERN;
 
-/** `base`: a GGUF file the operator serves; `lora`: an uploaded addon whose adapter applies to a base. */
-export const MODEL_KINDS = ["base", "lora"] as const;
+/**
+ * `base`: a GGUF file the operator serves; `lora`: an uploaded addon whose adapter applies to
+ * a base; `image`: an image generation model the operator serves (docs/images.md).
+ */
+export const MODEL_KINDS = ["base", "lora", "image"] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
 
 export const MODEL_STATES = ["UPLOADING", "VALIDATING", "READY", "FAILED"] as const;

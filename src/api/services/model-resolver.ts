@@ -9,6 +9,8 @@ import { TtlCache, type CacheTiming } from "../../ttl-cache.js";
 const MAX_CACHED_RESOLUTIONS = 10_000;
 
 export interface ResolvedModel {
+  /** What the name names: a base model, a deployed adapter, or an image model. */
+  kind: Model["kind"];
   target: ModelTarget;
   contextLength: number | null;
   embeddingLength: number | null;
@@ -44,7 +46,34 @@ export class ModelResolver {
     this.cache = new TtlCache({ ...timing, maxEntries: MAX_CACHED_RESOLUTIONS });
   }
 
-  forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {
+  /** A text model (a base model or a deployed adapter) for the OpenAI endpoints. */
+  async forInference(callerAccountId: string, name: string): Promise<ResolvedModel> {
+    const resolved = await this.lookup(callerAccountId, name);
+    if (resolved.kind === "image") {
+      throw new AppError(
+        "invalid_request",
+        `\`${name}\` is an image model (kind image): generate images with POST /v1/image_generation/${name}.`,
+        { param: "model" },
+      );
+    }
+    return resolved;
+  }
+
+  /** An image model, for the image generation endpoints (the model is named by the path). */
+  async forImages(callerAccountId: string, name: string): Promise<ResolvedModel> {
+    const resolved = await this.lookup(callerAccountId, name);
+    if (resolved.kind !== "image") {
+      throw new AppError(
+        "invalid_request",
+        `\`${name}\` is a text model (kind ${resolved.kind}), not an image model; ` +
+          "use it with /v1/completions or /v1/chat/completions. GET /v1/models lists the image models (kind image).",
+        { param: "model" },
+      );
+    }
+    return resolved;
+  }
+
+  private lookup(callerAccountId: string, name: string): Promise<ResolvedModel> {
     // Account IDs have no "/", so the key is unambiguous.
     return this.cache.getOrLoad(`${callerAccountId}/${name}`, () => this.resolve(callerAccountId, name));
   }
@@ -77,9 +106,10 @@ export class ModelResolver {
             : ""),
         { param: "model" },
       );
-    if (model.kind === "base") {
+    if (model.kind === "base" || model.kind === "image") {
       if (model.state !== "READY") throw notDeployed();
       return {
+        kind: model.kind,
         target: { name, baseModelId: model.modelId },
         contextLength: model.contextLength,
         embeddingLength: model.embeddingLength,
@@ -90,6 +120,7 @@ export class ModelResolver {
     const baseModel = await getModel(this.db, base.accountId, base.modelId);
     if (!baseModel) throw notDeployed();
     return {
+      kind: "lora",
       target: {
         name,
         baseModelId: base.modelId,

@@ -8,7 +8,9 @@ import { modelKey } from "./model-key.js";
 export interface UpsertBaseModelInput {
   accountId?: string;
   modelId: string;
-  filePath: string;
+  /** `base` (a GGUF file, the default) or `image` (an image model; no file). */
+  kind?: "base" | "image";
+  filePath: string | null;
   contextLength: number | null;
   embeddingLength: number | null;
   displayName: string;
@@ -52,12 +54,12 @@ export interface ModelPageRequest {
 }
 
 /**
- * Registers (or refreshes) an operator-provided GGUF as a READY, public base model,
- * by default of the built-in account.
+ * Registers (or refreshes) an operator-provided model, a GGUF base model or an image
+ * model, as READY and public, by default of the built-in account.
  */
 export async function upsertBaseModel(db: Db, input: UpsertBaseModelInput): Promise<Model> {
   const fields = {
-    kind: "base" as const,
+    kind: input.kind ?? "base",
     baseModel: null,
     state: "READY" as const,
     stateReason: null,
@@ -255,8 +257,8 @@ export async function getVisibleModelWithDeployment(
 }
 
 /**
- * What a caller can query now: the public READY base models and its own DEPLOYED
- * adapters, by owner then ID.
+ * What a caller can query now: the public READY base and image models and its own
+ * DEPLOYED adapters, by owner then ID.
  */
 export async function listServableModels(db: Db, callerAccountId: string): Promise<Model[]> {
   const rows = await db
@@ -266,7 +268,7 @@ export async function listServableModels(db: Db, callerAccountId: string): Promi
     .where(
       or(
         and(
-          eq(models.kind, "base"),
+          inArray(models.kind, ["base", "image"]),
           eq(models.state, "READY"),
           or(eq(models.public, true), eq(models.accountId, callerAccountId)),
         ),

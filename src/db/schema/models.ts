@@ -40,10 +40,13 @@ export const models = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.modelId] }),
-    check("models_kind", sql`${t.kind} in ('base', 'lora')`),
+    check("models_kind", sql`${t.kind} in ('base', 'lora', 'image')`),
     check("models_state", sql`${t.state} in ('UPLOADING', 'VALIDATING', 'READY', 'FAILED')`),
     check("models_model_id_not_empty", sql`length(${t.modelId}) between 1 and 255`),
-    check("models_base_model_matches_kind", sql`${t.kind} = 'lora' or (${t.kind} = 'base' and ${t.baseModel} is null)`),
+    check(
+      "models_base_model_matches_kind",
+      sql`${t.kind} = 'lora' or (${t.kind} in ('base', 'image') and ${t.baseModel} is null)`,
+    ),
     check(
       "models_ready_lora_has_base_model",
       sql`not (${t.kind} = 'lora' and ${t.state} = 'READY' and ${t.baseModel} is null)`,

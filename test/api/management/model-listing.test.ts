@@ -44,6 +44,24 @@ describe("listing models", () => {
     expect((await list("?filter=kind%3Dbase")).body.models).toEqual([]);
   });
 
+  it("lists the operator's image models beside its base models, and keeps them off the text endpoints", async () => {
+    const builtIn = await me.call("GET", `/v1/accounts/hearth/models?filter=${encodeURIComponent("kind=image")}`);
+    expect(builtIn.body.models).toEqual([
+      expect.objectContaining({ name: "accounts/hearth/models/hearth-sketch", kind: "image", state: "READY" }),
+    ]);
+    const servable = await me.call("GET", "/v1/models");
+    expect(servable.body.data).toContainEqual(
+      expect.objectContaining({ id: "accounts/hearth/models/hearth-sketch", kind: "image", parent: null }),
+    );
+    const wrongKind = await me.call("POST", "/v1/completions", {
+      model: "accounts/hearth/models/hearth-sketch",
+      prompt: "a red circle",
+    });
+    expect(wrongKind.status).toBe(400);
+    expect(wrongKind.body.error).toMatchObject({ param: "model", code: "invalid_request" });
+    expect(wrongKind.body.error.message).toMatch(/is an image model \(kind image\)/);
+  });
+
   it("refuses bad paging and filter parameters with the parameter named", async () => {
     for (const [query, param] of [
       ["?pageSize=0", "pageSize"],

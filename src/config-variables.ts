@@ -1,0 +1,193 @@
+import { z } from "zod";
+import { parseImageModels } from "./images/image-model-config.js";
+
+/**
+ * Every environment variable Hearth reads: one spec each, with its schema, default and
+ * description (config.ts loads them; `npm run config:docs` prints the README's table).
+ */
+
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
+
+/** Storage backends by URL scheme (src/storage/open-blob-store.ts opens each). */
+export const STORAGE_SCHEMES = ["file"] as const;
+export type StorageLocation = { scheme: "file"; dir: string };
+
+export interface VariableSpec {
+  schema: z.ZodType;
+  default?: string;
+  description: string;
+}
+
+export const variables = {
+  PORT: { schema: int(0, 65535), default: "8080", description: "Port the API listens on." },
+  HOST: {
+    schema: z.string().min(1),
+    default: "127.0.0.1",
+    description: "Address the API binds to; 0.0.0.0 to accept connections from other hosts.",
+  },
+  DATABASE_URL: {
+    schema: optionalString.pipe(z.url().optional()),
+    description: "PostgreSQL URL. Unset: an embedded PGlite database under the data directory.",
+  },
+  REDIS_URL: {
+    schema: optionalString.pipe(z.url().optional()),
+    description:
+      "Redis URL. Unset: redis://127.0.0.1:6379, and `npm start` starts a local redis-server if none answers there.",
+  },
+  HEARTH_REDIS_PREFIX: {
+    schema: z.string().regex(/^[A-Za-z0-9:_-]+$/),
+    default: "hearth",
+    description: "Prefix of every Redis key and channel Hearth uses (queues, streams, worker heartbeats).",
+  },
+  HEARTH_DATA_DIR: {
+    schema: z.string().min(1),
+    default: "./data",
+    description: "Where Hearth keeps its embedded database, uploaded files and the admin key.",
+  },
+  HEARTH_MODEL_DIR: {
+    schema: optionalString,
+    description: "Directory of base model GGUF files. Unset: <HEARTH_DATA_DIR>/models.",
+  },
+  HEARTH_STORAGE_DIR: {
+    schema: optionalString,
+    description:
+      "Where uploaded adapter files and converted artifacts are stored; API and workers must share it. Unset: <HEARTH_DATA_DIR>/storage.",
+  },
+  HEARTH_STORAGE_URL: {
+    schema: optionalString.pipe(
+      z
+        .url()
+        .refine((url) => STORAGE_SCHEMES.some((scheme) => url.startsWith(`${scheme}:`)), {
+          message: `the storage backends are ${STORAGE_SCHEMES.map((s) => `${s}://`).join(", ")}`,
+        })
+        .optional(),
+    ),
+    description:
+      "The storage backend, as a URL: file:///abs/path for local files (the only backend so far). Set, it wins over HEARTH_STORAGE_DIR; unset: file://<HEARTH_STORAGE_DIR>.",
+  },
+  HEARTH_BUILD_DEMO_MODELS: {
+    schema: bool,
+    default: "true",
+    description: "Build the demo models (hearth-tiny and its example LoRA) into the model directory when absent.",
+  },
+  HEARTH_ADMIN_KEY: {
+    schema: optionalString.pipe(z.string().min(20).optional()),
+    description:
+      "The admin API key to create on first start (at least 20 characters). Unset: a random key is generated, printed once and written to <HEARTH_DATA_DIR>/admin-api-key.",
+  },
+  HEARTH_WORKER_CONCURRENCY: {
+    schema: int(1, 64),
+    default: "4",
+    description: "Inference jobs one worker takes from each model's queue at once.",
+  },
+  HEARTH_SEQUENCES_PER_CONTEXT: {
+    schema: int(1, 64),
+    default: "4",
+    description: "Requests one llama.cpp context evaluates together in a batch.",
+  },
+  HEARTH_ADAPTER_SEQUENCES: {
+    schema: int(1, 64),
+    default: "4",
+    description:
+      "Requests one LoRA adapter's context evaluates together. Each loaded adapter has a context of its own, whose KV cache grows with this; requests beyond it wait for a free sequence.",
+  },
+  HEARTH_CONTEXTS_PER_MODEL: {
+    schema: int(1, 16),
+    default: "1",
+    description: "llama.cpp contexts per loaded model; requests go to the least busy one.",
+  },
+  HEARTH_WORKER_THREADS: {
+    schema: int(0, 256),
+    default: "0",
+    description:
+      "CPU threads per context; 0 means one fewer than the CPU cores this process may use (at least 1): llama.cpp's threads spin while they wait, and a core left free keeps the worker's own event loop, the API and Redis from waiting behind them. Concurrent contexts (adapters) together still use every core.",
+  },
+  HEARTH_CONTEXT_SIZE: {
+    schema: int(64, 1_048_576),
+    default: "2048",
+    description: "Tokens of context per sequence, capped at the model's own context length.",
+  },
+  HEARTH_QUEUE_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: "30000",
+    description: "A request no worker has taken within this time fails with 503.",
+  },
+  HEARTH_MAX_QUEUE_DEPTH: {
+    schema: int(1, 1_000_000),
+    default: "256",
+    description: "Waiting jobs per base model beyond which requests fail with 429.",
+  },
+  HEARTH_AUTH_CACHE_TTL_MS: {
+    schema: int(0, 600_000),
+    default: "5000",
+    description:
+      "How long the API reuses a successful API-key check before asking the database again; a revoked key (`npm run admin -- revoke-key`) keeps working for at most this long. 0: check every request.",
+  },
+  HEARTH_MODEL_CACHE_TTL_MS: {
+    schema: int(0, 600_000),
+    default: "5000",
+    description:
+      "How long the API reuses what a model name resolved to. Deploys, undeploys, deletes and PATCHes through any API process take effect at once (the API processes tell each other over Redis); other changes to the database, and changes missed while Redis was unreachable, within this time. 0: resolve every request.",
+  },
+  HEARTH_MAX_BODY_BYTES: {
+    schema: int(1024, 1 << 30),
+    default: "4194304",
+    description: "Largest JSON request body accepted; larger ones get 413.",
+  },
+  HEARTH_MAX_UPLOAD_BYTES: {
+    schema: int(1024, 2 ** 45),
+    default: "2147483648",
+    description: "Largest adapter file one upload may store; larger ones get 413.",
+  },
+  HEARTH_MAX_LORA_RANK: {
+    schema: int(1, 4096),
+    default: "64",
+    description: "Highest LoRA rank an uploaded adapter may have.",
+  },
+  HEARTH_WORKER_MAX_ADAPTERS: {
+    schema: int(1, 1024),
+    default: "8",
+    description: "Adapter contexts one worker keeps loaded per base model; the least recently used one goes first.",
+  },
+  HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: {
+    schema: int(1, 100_000),
+    default: "64",
+    description:
+      "Adapter loads after which a worker re-creates its base model object (llama.cpp keeps every adapter it loaded until then), draining in-flight work first.",
+  },
+  HEARTH_SERVE_MODELS: {
+    schema: optionalString,
+    description:
+      "Comma-separated base model IDs a worker serves (file names without .gguf). Unset: every base model in the model directory.",
+  },
+  HEARTH_IMAGE_MODELS: {
+    schema: z.string().transform((text, ctx) => {
+      try {
+        return parseImageModels(text);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+    default: "hearth-sketch=sketch",
+    description:
+      "Image models served, as id=backend pairs: sketch (the embedded procedural renderer) or a1111:<url> (a server speaking the AUTOMATIC1111 web API). Empty: none.",
+  },
+  HEARTH_IMAGE_BACKEND_TIMEOUT_MS: {
+    schema: int(1_000, 3_600_000),
+    default: "300000",
+    description: "How long a worker waits for an a1111 image server to answer one request before failing it with 503.",
+  },
+  HEARTH_LOG_LEVEL: {
+    schema: z.enum(["debug", "info", "warn", "error"]),
+    default: "info",
+    description: "Least severe log level printed.",
+  },
+} satisfies Record<string, VariableSpec>;

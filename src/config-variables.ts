@@ -162,6 +162,20 @@ export const variables = {
     description:
       "Adapter loads after which a worker re-creates its base model object (llama.cpp keeps every adapter it loaded until then), draining in-flight work first.",
   },
+  HEARTH_WORKER_ROLES: {
+    schema: z
+      .string()
+      .transform((text) =>
+        text
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(["text", "image"], { message: "the roles are text and image" })).min(1)),
+    default: "text,image",
+    description:
+      "What a worker serves: text (the base models' inference queues), image (the image models of HEARTH_IMAGE_MODELS), or both.",
+  },
   HEARTH_SERVE_MODELS: {
     schema: optionalString,
     description:
@@ -179,6 +193,17 @@ export const variables = {
     default: "hearth-sketch=sketch",
     description:
       "Image models served, as id=backend pairs: sketch (the embedded procedural renderer) or a1111:<url> (a server speaking the AUTOMATIC1111 web API). Empty: none.",
+  },
+  HEARTH_MAX_IMAGE_BYTES: {
+    schema: int(1024, 1 << 30),
+    default: String(10 * 1024 * 1024),
+    description: "Largest init or control image file an image request may upload; larger ones get 413.",
+  },
+  HEARTH_MAX_IMAGE_PIXELS: {
+    schema: int(64 * 64, 1 << 28),
+    default: String(4096 * 4096),
+    description:
+      "Most pixels (width × height) an uploaded image may declare; more is refused with 413 before it is decoded (decompression bombs).",
   },
   HEARTH_IMAGE_BACKEND_TIMEOUT_MS: {
     schema: int(1_000, 3_600_000),

@@ -38,12 +38,15 @@ export interface Config {
     readonly threads: number;
     readonly contextSize: number;
     readonly serveModels: readonly string[] | undefined;
+    readonly roles: readonly ("text" | "image")[];
     readonly maxAdapters: number;
     readonly adapterLoadsPerModel: number;
   };
   readonly images: {
     readonly models: readonly ImageModelSpec[];
     readonly backendTimeoutMs: number;
+    readonly maxImageBytes: number;
+    readonly maxInputPixels: number;
   };
   readonly maxUploadBytes: number;
   readonly maxLoraRank: number;
@@ -101,10 +104,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       threads: r.HEARTH_WORKER_THREADS || Math.max(1, os.availableParallelism() - 1),
       contextSize: r.HEARTH_CONTEXT_SIZE,
       serveModels: serve && serve.length > 0 ? serve : undefined,
+      roles: r.HEARTH_WORKER_ROLES,
       maxAdapters: r.HEARTH_WORKER_MAX_ADAPTERS,
       adapterLoadsPerModel: r.HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL,
     },
-    images: { models: r.HEARTH_IMAGE_MODELS, backendTimeoutMs: r.HEARTH_IMAGE_BACKEND_TIMEOUT_MS },
+    images: {
+      models: r.HEARTH_IMAGE_MODELS,
+      backendTimeoutMs: r.HEARTH_IMAGE_BACKEND_TIMEOUT_MS,
+      maxImageBytes: r.HEARTH_MAX_IMAGE_BYTES,
+      maxInputPixels: r.HEARTH_MAX_IMAGE_PIXELS,
+    },
     maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,

@@ -3,13 +3,17 @@ import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { AppError } from "../errors.js";
 import { withTimeout } from "../process/with-timeout.js";
-import { jobs, type InferencePayload } from "./jobs.js";
+import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
 import { queueUnavailable, type ProducerQueues } from "./producer-queues.js";
 import type { ReplyHub } from "./reply-hub.js";
 import { publishCancel, type StreamEvent } from "./stream.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo">;
+/** An image request; `requestId` is the caller's, since its uploaded images are already stored under it. */
+export type ImageRequestPayload = Omit<ImagePayload, "replyTo">;
+
+type StreamedJob = "inference" | "image";
 
 export interface InferenceClientOptions {
   prefix: string;
@@ -33,16 +37,28 @@ export class InferenceClient {
     private readonly options: InferenceClientOptions,
   ) {}
 
-  async *run(request: InferenceRequest, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
-    const requestId = randomUUID();
+  run(request: InferenceRequest, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
+    return this.stream("inference", { ...request, requestId: randomUUID(), replyTo: this.hub.channel }, signal);
+  }
+
+  /** An image job on its model's queue: `progress` events, then `done` with the images' keys. */
+  runImage(request: ImageRequestPayload, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
+    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal);
+  }
+
+  private async *stream(
+    name: StreamedJob,
+    payload: InferencePayload | ImagePayload,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamEvent, void, undefined> {
+    const { requestId } = payload;
     const inbox = this.hub.inbox(requestId);
     let finished = false;
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      const queue = this.queues.get(jobs.inference.queueName(request.model.baseModelId));
-      const payload: InferencePayload = { ...request, requestId, replyTo: this.hub.channel };
-      const job = await this.enqueue(queue, payload);
+      const queue = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
+      const job = await this.enqueue(queue, name, payload);
       // Until the first event, check every queue timeout that a worker has the job.
       let deadline: NodeJS.Timeout | undefined;
       const arm = () => {
@@ -88,11 +104,9 @@ export class InferenceClient {
    * back and the request fails, with 429 (or 503); should a worker have taken it
    * meanwhile, it runs.
    */
-  private async enqueue(queue: Queue, payload: InferencePayload): Promise<Job> {
+  private async enqueue(queue: Queue, name: StreamedJob, payload: InferencePayload | ImagePayload): Promise<Job> {
     const counted = this.redisCall(() => waitingCount(this.redis, queue));
-    const added = this.redisCall(() =>
-      queue.add("inference", payload, { ...jobs.inference.options, jobId: payload.requestId }),
-    );
+    const added = this.redisCall(() => queue.add(name, payload, { ...jobs[name].options, jobId: payload.requestId }));
     const [count, job] = await Promise.allSettled([counted, added]);
     if (job.status === "rejected") throw job.reason;
     const full = count.status === "rejected" || count.value >= this.options.maxQueueDepth;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { JobsOptions } from "bullmq";
 import { AppError } from "../errors.js";
+import { imagePayloadFields } from "./image-job.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 
 /**
@@ -92,12 +93,15 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
 ]);
 export type InferencePayload = z.infer<typeof inferencePayloadSchema>;
 
+export const imagePayloadSchema = z.object({ ...requestBase, ...imagePayloadFields });
+export type ImagePayload = z.infer<typeof imagePayloadSchema>;
+
 /**
- * Which process consumes a kind: `inference` workers (they hold the models) or the
- * `control` loop of the API processes (they own the database, which with the embedded
- * PGlite only one process may open).
+ * Which process consumes a kind: workers with the text role (`inference`: they hold the
+ * language models) or the image role (`images`), or the `control` loop of the API processes
+ * (they own the database, which with the embedded PGlite only one process may open).
  */
-export type JobConsumer = "inference" | "control";
+export type JobConsumer = "inference" | "images" | "control";
 
 interface JobDefinition<S extends z.ZodType> {
   consumer: JobConsumer;
@@ -130,6 +134,13 @@ export const jobs = {
     queueName: (baseModelId: string) => `inference-${baseModelId}`,
     payload: inferencePayloadSchema,
     // A retry would send tokens twice: inference runs once.
+    options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },
+  },
+  /** Generates images with an image model; like inference, it runs once and streams progress. */
+  image: {
+    consumer: "images",
+    queueName: (imageModelId: string) => `images-${imageModelId}`,
+    payload: imagePayloadSchema,
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },
   },
   /** Converts the adapter if needed, marks it DEPLOYED and tells the workers of its base model. */

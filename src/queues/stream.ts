@@ -26,12 +26,16 @@ export interface Usage {
 export type StreamEvent =
   /** The next text of choice `index`: one token's, or several tokens' concatenated. */
   | { type: "token"; index: number; text: string }
+  /** Image jobs: `step` of `steps` done (over all samples). */
+  | { type: "progress"; step: number; steps: number }
   | {
       type: "done";
       choices: { index: number; finishReason: FinishReason }[];
       usage: Usage;
       /** Embedding requests only: one vector per input, in input order. */
       embeddings?: number[][];
+      /** Image requests only: each image's Redis key (queues/image-job.ts) and seed, in sample order. */
+      images?: { blob: string; seed: number; finishReason: "SUCCESS" }[];
     }
   | { type: "error"; error: { code: ErrorCode; message: string; param: string | null } };
 

@@ -8,7 +8,12 @@ export interface WorkerInfo {
   id: string;
   pid: number;
   host: string;
+  /** The base models it serves (text role). */
   models: string[];
+  /** What it serves: text, image or both (HEARTH_WORKER_ROLES). */
+  roles: string[];
+  /** The image models it serves (image role), with their backends. */
+  imageModels: { id: string; backend: string }[];
   startedAt: string;
 }
 

@@ -8,9 +8,12 @@ import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
 import { createRedis } from "../queues/connection.js";
-import { jobs, type InferencePayload } from "../queues/jobs.js";
-import { ReplyPublisher } from "../queues/reply-publisher.js";
-import { publishEvent, subscribeCancels, type StreamEvent } from "../queues/stream.js";
+import { jobs, type ImagePayload, type InferencePayload } from "../queues/jobs.js";
+import { publishEvent, subscribeCancels } from "../queues/stream.js";
+import type { ImageBackend } from "../images/image-backend.js";
+import { openImageBackend } from "../images/open-image-backend.js";
+import { runImageJob } from "./image-handler.js";
+import { runStreamedJob, type JobFinished as StreamedJobFinished, type StreamedJobDeps } from "./streamed-job.js";
 import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import type { BlobStore } from "../storage/blob-store.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
@@ -29,14 +32,17 @@ const HEARTBEAT_MS = 2_000;
 const CLOSE_MARGIN_MS = 1_000;
 const HEARTBEAT_TTL_MS = 10_000;
 
-export interface JobFinished {
-  requestId: string;
-  outcome?: InferenceOutcome;
-  error?: AppError;
-}
+/** "job-finished" of an inference job (image jobs report their image count as the outcome). */
+export type JobFinished = StreamedJobFinished<InferenceOutcome>;
 
 interface Served {
   model: ServedModel;
+  consumer: Worker;
+  connection: Redis;
+}
+
+interface ServedImages {
+  backend: ImageBackend;
   consumer: Worker;
   connection: Redis;
 }
@@ -56,6 +62,7 @@ export class HearthWorker {
    */
   readonly events = new EventEmitter();
   private readonly served = new Map<string, Served>();
+  private readonly images = new Map<string, ServedImages>();
   private readonly cancellations = new Cancellations();
   private readonly store: BlobStore;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -92,14 +99,43 @@ export class HearthWorker {
     return this.served.get(baseModelId)?.model.stats();
   }
 
+  private get jobDeps(): StreamedJobDeps {
+    return { publisher: this.publisher, cancellations: this.cancellations, events: this.events, log: this.log };
+  }
+
   private async begin() {
+    await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
+    if (this.config.worker.roles.includes("text")) await this.beginText();
+    if (this.config.worker.roles.includes("image")) await this.beginImages();
+    await this.beat();
+    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+  }
+
+  /** The image role: one consumer per image model, one image at a time (rendering takes the CPU or the GPU). */
+  private async beginImages() {
+    for (const spec of this.config.images.models) {
+      const backend = openImageBackend(spec.backend, this.config);
+      const connection = this.publisher.duplicate();
+      const consumer = consumeJobs("images", jobs.image.queueName(spec.id), this.imageHandlers, {
+        connection,
+        prefix: this.config.redisPrefix,
+        concurrency: 1,
+        log: this.log,
+        onMalformed: (job) => this.endMalformed(job),
+      });
+      this.images.set(spec.id, { backend, consumer, connection });
+      await consumer.waitUntilReady();
+      this.log.info("serving image model", { model: spec.id, backend: backend.description });
+    }
+  }
+
+  private async beginText() {
     const found = await discoverBaseModels(this.config.modelDir, this.config.worker.serveModels, this.log);
     if (found.length === 0) {
       throw new Error(
         `No base model to serve in ${this.config.modelDir}; run \`npm run make-models\` or add a GGUF file.`,
       );
     }
-    await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     await subscribeAdapterEvents(this.subscriber, this.config.redisPrefix, (event) => this.onAdapterEvent(event));
     const {
       contextsPerModel,
@@ -138,8 +174,6 @@ export class HearthWorker {
       await consumer.waitUntilReady();
       this.log.info("serving model", { model: base.id, contextSize: model.contextSize });
     }
-    await this.beat();
-    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
   }
 
   /** A deploy preloads the adapter (best effort); an undeploy frees it once its requests end. */
@@ -165,6 +199,8 @@ export class HearthWorker {
       pid: process.pid,
       host: os.hostname(),
       models: this.models,
+      roles: [...this.config.worker.roles],
+      imageModels: [...this.images].map(([id, s]) => ({ id, backend: s.backend.description })),
       startedAt: new Date().toISOString(),
     };
     // Redis away: the next beat, two seconds on, tries again; the debug line is for tracing it.
@@ -177,6 +213,10 @@ export class HearthWorker {
     inference: (payload) => this.infer(payload),
   };
 
+  private readonly imageHandlers: JobHandlers<"images"> = {
+    image: (payload) => this.image(payload),
+  };
+
   /** A job the registry refuses still ends its request, if it says where to, so its caller does not wait in vain. */
   private async endMalformed(job: Job): Promise<void> {
     const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
@@ -187,50 +227,33 @@ export class HearthWorker {
     );
   }
 
-  private async infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
-    const reply = new ReplyPublisher((event) =>
-      publishEvent(this.publisher, payload.replyTo, payload.requestId, event),
-    );
-    const emit = (event: StreamEvent) => reply.publish(event);
-    const signal = this.cancellations.start(payload.requestId);
-    this.events.emit("job-started", { requestId: payload.requestId });
-    try {
-      // Inside the try, so even this (a job on the wrong queue) ends with an error event.
+  private infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
+    return runStreamedJob(this.jobDeps, payload, async (signal, emit) => {
+      // Inside the job, so even this (a job on the wrong queue) ends with an error event.
       const served = this.served.get(payload.model.baseModelId);
       if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
       const lease = await served.model.lease(adapterKeyOf(payload));
-      let outcome: InferenceOutcome;
       try {
-        outcome = await runInference(payload, lease, signal, emit);
+        return await runInference(payload, lease, signal, emit);
       } finally {
         lease.release();
       }
-      this.events.emit("job-finished", { requestId: payload.requestId, outcome } satisfies JobFinished);
-      return outcome;
-    } catch (cause) {
-      const error =
-        cause instanceof AppError
-          ? cause
-          : new AppError("internal", `The worker could not run the request: ${(cause as Error)?.message ?? cause}`, {
-              cause,
-            });
-      if (error.code === "internal")
-        this.log.error("inference failed", { requestId: payload.requestId, error: String(cause) });
-      emit({ type: "error", error: error.toJSON() });
-      this.events.emit("job-finished", { requestId: payload.requestId, error } satisfies JobFinished);
-      return undefined;
-    } finally {
-      this.cancellations.finish(payload.requestId);
-      // The job ends once its reply is out, so that a closing worker loses none of it.
-      await reply.drained();
-    }
+    });
+  }
+
+  private image(payload: ImagePayload): Promise<number | undefined> {
+    return runStreamedJob(this.jobDeps, payload, (signal, emit) => {
+      const served = this.images.get(payload.model.baseModelId);
+      if (!served) throw new Error(`this worker does not serve the image model ${payload.model.baseModelId}`);
+      return runImageJob(payload, served.backend, this.publisher, this.config.redisPrefix, signal, emit);
+    });
   }
 
   /** Stops taking jobs, lets running ones finish (cancelling them after `graceMs`), then releases everything. */
   async close(graceMs = 10_000): Promise<void> {
     clearInterval(this.heartbeat);
     this.closing = true;
-    const consumers = [...this.served.values()].map((s) => s.consumer);
+    const consumers = [...this.served.values(), ...this.images.values()].map((s) => s.consumer);
     const grace = setTimeout(() => this.cancellations.cancelAll(), graceMs);
     // With Redis gone, BullMQ's close (and any command) would wait for it forever: a moment
     // after the grace, when cancelled jobs have ended, stop waiting and drop the connections.
@@ -257,6 +280,8 @@ export class HearthWorker {
       s.connection.disconnect();
     }
     this.served.clear();
+    for (const s of this.images.values()) s.connection.disconnect();
+    this.images.clear();
     this.subscriber.disconnect();
     this.publisher.disconnect();
   }

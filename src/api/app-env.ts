@@ -8,6 +8,7 @@ import type { AddonUploads } from "./services/addon-uploads.js";
 import type { Deployments } from "./services/deployments.js";
 import type { ModelCatalog } from "./services/model-catalog.js";
 import type { ModelDeletion } from "./services/model-deletion.js";
+import type { ImageGeneration } from "./services/image-generation.js";
 import type { ModelResolver } from "./services/model-resolver.js";
 
 /** What the API is built from; main.ts wires the real ones, tests may wire their own. */
@@ -18,6 +19,7 @@ export interface AppDeps {
   redis: Redis;
   inference: InferenceClient;
   models: ModelResolver;
+  images: ImageGeneration;
   management: ManagementServices;
   log: Logger;
 }

@@ -5,6 +5,7 @@ import type { AppDeps, AppEnv } from "./app-env.js";
 import { accountRoutes } from "./management/account-routes.js";
 import { lifecycleRoutes } from "./management/lifecycle-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
+import { imageRoutes } from "./images/image-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
@@ -14,6 +15,7 @@ import { modelsRoutes } from "./openai/models.js";
 import { serviceRoutes } from "./service-routes.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
+const IMAGE_UPLOAD_PATH = /^\/v1\/image_generation\/accounts\/[^/]+\/models\/[^/]+\/(image_to_image|control_net)$/;
 
 /**
  * The HTTP API: every route of the contract (src/api/contract), mounted with its handler.
@@ -32,8 +34,21 @@ export function createApp(deps: AppDeps) {
       throw new AppError("payload_too_large", `The request body is larger than ${deps.config.maxBodyBytes} bytes.`);
     },
   });
+  // An image request's form carries one image: its limit is the image's (HEARTH_MAX_IMAGE_BYTES) and a margin.
+  const imageFormLimit = bodyLimit({
+    maxSize: deps.config.images.maxImageBytes + 64 * 1024,
+    onError: () => {
+      throw new AppError(
+        "payload_too_large",
+        `The request body is larger than ${deps.config.images.maxImageBytes} bytes (HEARTH_MAX_IMAGE_BYTES) and its fields.`,
+      );
+    },
+  });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).
-  app.use("/v1/*", (c, next) => (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path) ? next() : jsonLimit(c, next)));
+  app.use("/v1/*", (c, next) => {
+    if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
+    return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
+  });
   app.use("/v1/*", requireApiKey(deps.apiKeys));
   for (const mount of [
     completionsRoutes,
@@ -43,6 +58,7 @@ export function createApp(deps: AppDeps) {
     accountRoutes,
     modelRoutes,
     lifecycleRoutes,
+    imageRoutes,
   ]) {
     mount(app, deps);
   }

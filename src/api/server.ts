@@ -11,6 +11,7 @@ import { ModelChanges } from "../queues/model-changes.js";
 import { ReplyHub } from "../queues/reply-hub.js";
 import { createApp } from "./app.js";
 import { registerOperatorModels } from "./register-models.js";
+import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
@@ -81,7 +82,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     deployments,
     deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
   };
-  const app = createApp({ config, db: database.db, apiKeys, redis, inference, models, management, log });
+  const images = new ImageGeneration(models, inference, redis, config);
+  const app = createApp({ config, db: database.db, apiKeys, redis, inference, models, images, management, log });
 
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));

@@ -3,6 +3,9 @@
  * HTTP diffusion server speaking the AUTOMATIC1111 web API. Workers call it; the API never does.
  */
 
+/** What to generate, without the images a request brings. */
+export type ImageParams = Omit<ImageRequest, "init" | "control">;
+
 export interface ImageRequest {
   prompt: string;
   negativePrompt?: string;

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { errorSchema } from "./errors.js";
+import * as images from "./images/routes.js";
 import * as accounts from "./management/account-routes.js";
 import * as lifecycle from "./management/lifecycle-routes.js";
 import * as models from "./management/model-routes.js";
@@ -30,6 +31,9 @@ export const contractRoutes: ContractRoute[] = [
   lifecycle.validateModelRoute,
   lifecycle.deployModelRoute,
   lifecycle.undeployModelRoute,
+  images.textToImageRoute,
+  images.imageToImageRoute,
+  images.controlNetRoute,
 ];
 
 /**
@@ -67,6 +71,10 @@ export function openApiDocument(): Record<string, unknown> {
     tags: [
       { name: "OpenAI", description: "The OpenAI-compatible inference endpoints." },
       { name: "Models", description: "Adapter models: create, upload, validate, deploy, undeploy, delete." },
+      {
+        name: "Images",
+        description: "Image generation with the image models: text-to-image, image-to-image, control-net.",
+      },
       { name: "Accounts", description: "The key's account." },
       { name: "Service", description: "Health checks, the version and this document; no API key needed." },
     ],

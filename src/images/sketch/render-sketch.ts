@@ -1,4 +1,5 @@
 import sharp from "sharp";
+import { AppError } from "../../errors.js";
 import { seededRandom } from "../seeded-random.js";
 import { cannyEdges } from "./canny.js";
 import { clampByte, mix } from "./palette.js";
@@ -88,7 +89,9 @@ async function sceneTarget(request: SketchRequest, random: () => number): Promis
 /** Control-net canny: the control image's edges, drawn in the prompt's first colour, weighted by scale. */
 async function applyControl(target: Uint8Array, request: SketchRequest, maxInputPixels: number): Promise<void> {
   const { width, height } = request;
-  const edges = await cannyEdges(sharp(request.control!.image, { limitInputPixels: maxInputPixels }), width, height);
+  const edges = await unreadable("control_image", () =>
+    cannyEdges(sharp(request.control!.image, { limitInputPixels: maxInputPixels }), width, height),
+  );
   const scene = readPrompt(request.prompt, request.negativePrompt);
   const ink = scene.objects[0]?.color ?? mix(scene.background, [0, 0, 0], 0.8);
   const weight = Math.max(0, Math.min(1, request.control!.scale * 2));
@@ -100,12 +103,26 @@ async function applyControl(target: Uint8Array, request: SketchRequest, maxInput
 }
 
 async function decodeTo(image: Buffer, width: number, height: number, maxInputPixels: number): Promise<Uint8Array> {
-  const raw = await sharp(image, { limitInputPixels: maxInputPixels })
-    .removeAlpha()
-    .resize(width, height, { fit: "fill" })
-    .raw()
-    .toBuffer();
+  const raw = await unreadable("init_image", () =>
+    sharp(image, { limitInputPixels: maxInputPixels })
+      .removeAlpha()
+      .resize(width, height, { fit: "fill" })
+      .raw()
+      .toBuffer(),
+  );
   return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+}
+
+/** An uploaded image that fails to decode (truncated, corrupt) is the request's fault: a 400 naming it. */
+async function unreadable<T>(param: string, decode: () => Promise<T>): Promise<T> {
+  try {
+    return await decode();
+  } catch (cause) {
+    throw new AppError("invalid_request", `${param} could not be decoded: ${(cause as Error).message}`, {
+      param,
+      cause,
+    });
+  }
 }
 
 function noise(length: number, random: () => number): Uint8Array {

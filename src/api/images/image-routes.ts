@@ -1,0 +1,113 @@
+import type { Context, Hono } from "hono";
+import sharp from "sharp";
+import { AppError } from "../../errors.js";
+import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
+import { controlNetForm, imageToImageForm, type TextToImageBody } from "../contract/images/requests.js";
+import {
+  controlNetRoute,
+  imageToImageRoute,
+  textToImageRoute,
+  type GeneratedImages,
+} from "../contract/images/routes.js";
+import { parseForm } from "../middleware/parse-body.js";
+import { mountRoute } from "../mount-route.js";
+import type { ImageAsk, ImageRunEvent } from "../services/image-generation.js";
+import { imageSse } from "./image-sse.js";
+
+type Answer = "json" | "png" | "jpeg" | "events";
+
+/** Text-to-image, image-to-image and control-net: each names its image model in the path. */
+export function imageRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  const answer = (c: Context<AppEnv>, params: { account_id: string; model_id: string }, ask: ImageAsk) =>
+    respond(c, deps, `accounts/${params.account_id}/models/${params.model_id}`, ask);
+
+  mountRoute(app, textToImageRoute, (c, { body, params }) => answer(c, params, textFields(body)));
+
+  mountRoute(app, imageToImageRoute, async (c, { params }) => {
+    const { fields, files } = await parseForm(c, imageToImageForm);
+    // STEP_SCHEDULE: starting later in the schedule keeps more of the init image.
+    const keep = fields.init_image_mode === "STEP_SCHEDULE" ? fields.step_schedule_start : fields.image_strength;
+    return answer(c, params, {
+      ...textFields(fields),
+      init: { file: requiredFile(files, "init_image"), strength: 1 - keep },
+    });
+  });
+
+  mountRoute(app, controlNetRoute, async (c, { params }) => {
+    const { fields, files } = await parseForm(c, controlNetForm);
+    return answer(c, params, {
+      ...textFields(fields),
+      control: {
+        file: requiredFile(files, "control_image"),
+        name: fields.control_net_name,
+        scale: fields.conditioning_scale,
+      },
+    });
+  });
+}
+
+function textFields(body: TextToImageBody): ImageAsk {
+  return {
+    prompt: body.prompt,
+    negativePrompt: body.negative_prompt,
+    width: body.width,
+    height: body.height,
+    cfgScale: body.cfg_scale,
+    steps: body.steps,
+    seed: body.seed,
+    samples: body.samples,
+    sampler: body.sampler,
+  };
+}
+
+function requiredFile(files: Map<string, Blob>, name: string): Blob {
+  const file = files.get(name);
+  if (!file || file.size === 0) {
+    throw new AppError("invalid_request", `${name} is required: the image, as a file field of the multipart form.`, {
+      param: name,
+    });
+  }
+  return file;
+}
+
+/** Accept decides the answer: events, an image's bytes, or (the default) JSON. */
+function answerKind(accept: string): Answer {
+  if (accept.includes("text/event-stream")) return "events";
+  if (accept.includes("image/png")) return "png";
+  if (accept.includes("image/jpeg")) return "jpeg";
+  return "json";
+}
+
+async function respond(c: Context<AppEnv>, deps: AppDeps, name: string, ask: ImageAsk): Promise<Response> {
+  const kind = answerKind(c.req.header("accept") ?? "");
+  if ((kind === "png" || kind === "jpeg") && ask.samples !== 1) {
+    throw new AppError(
+      "invalid_request",
+      `samples is ${ask.samples}, but an image/${kind} answer holds one image; ask for samples 1, or Accept: application/json.`,
+      { param: "samples" },
+    );
+  }
+  const abort = clientGone(c.req.raw);
+  const events = deps.images.run(c.get("caller").accountId, name, ask, abort.signal);
+  if (kind === "events") return imageSse(events, toJson, () => abort.abort());
+  const result = await lastResult(events);
+  if (kind === "json") return c.json(toJson(result));
+  const [image] = result.images;
+  const bytes = kind === "png" ? image!.png : await sharp(image!.png).jpeg({ quality: 90 }).toBuffer();
+  return new Response(new Uint8Array(bytes), {
+    headers: {
+      "content-type": `image/${kind}`,
+      seed: String(image!.seed),
+      "finish-reason": image!.finishReason,
+    },
+  });
+}
+
+async function lastResult(events: AsyncGenerator<ImageRunEvent>): Promise<Extract<ImageRunEvent, { type: "result" }>> {
+  for await (const event of events) if (event.type === "result") return event;
+  throw new AppError("unavailable", "The image request ended without images; please retry.");
+}
+
+function toJson(result: Extract<ImageRunEvent, { type: "result" }>): GeneratedImages {
+  return result.images.map((i) => ({ base64: i.png.toString("base64"), finishReason: i.finishReason, seed: i.seed }));
+}

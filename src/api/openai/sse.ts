@@ -1,5 +1,6 @@
 import type { StreamEvent } from "../../queues/stream.js";
 import { AppError } from "../../errors.js";
+import { eventStreamResponse } from "../event-stream.js";
 
 /**
  * Renders server-sent events: `data: {json}` per chunk and a final `data: [DONE]`.
@@ -14,16 +15,11 @@ export async function sseResponse(
   onCancel: () => void,
 ): Promise<Response> {
   const first = await events.next(); // throws AppError before anything is sent
-  const encoder = new TextEncoder();
   // One write per event: a token's single chunk, or a `done`'s chunks together.
   const frames = (jsons: string[]) =>
-    encoder.encode(jsons.length === 1 ? `data: ${jsons[0]}\n\n` : jsons.map((json) => `data: ${json}\n\n`).join(""));
-  let cancelled = false;
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (bytes: Uint8Array) => {
-        if (!cancelled && bytes.length > 0) controller.enqueue(bytes);
-      };
+    jsons.length === 1 ? `data: ${jsons[0]}\n\n` : jsons.map((json) => `data: ${json}\n\n`).join("");
+  return eventStreamResponse(
+    async (send) => {
       try {
         if (!first.done) send(frames(toChunks(first.value)));
         for await (const event of events) send(frames(toChunks(event)));
@@ -31,22 +27,11 @@ export async function sseResponse(
         const appError = error instanceof AppError ? error : new AppError("internal", "The stream failed.");
         send(frames([JSON.stringify(appError.toBody())]));
       }
-      if (cancelled) return;
-      send(encoder.encode("data: [DONE]\n\n"));
-      controller.close();
+      send("data: [DONE]\n\n");
     },
-    cancel() {
-      cancelled = true;
+    () => {
       onCancel();
       void events.return(undefined);
     },
-  });
-  return new Response(body, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+  );
 }

@@ -38,6 +38,7 @@ describe("Python client (clients/python)", () => {
     ];
     const expected = {
       model: MODEL,
+      image_model: "accounts/hearth/models/hearth-sketch",
       max_body_bytes: MAX_BODY_BYTES,
       completion: { prompt: "The hearth ", max_tokens: 24, text: greedyText("The hearth ", 24) },
       multi: { prompts: ["One ", "Two "], max_tokens: 8, texts: [greedyText("One ", 8), greedyText("Two ", 8)] },

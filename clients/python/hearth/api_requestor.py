@@ -9,7 +9,7 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Generator, Mapping, Optional
+from typing import Any, Dict, Generator, Mapping, Optional, Tuple
 
 from .error import APIConnectionError, APIError, AuthenticationError, HearthError, InvalidRequestError, Timeout
 from .error import error_from_body, error_from_status
@@ -108,6 +108,23 @@ def request(
     return HearthObject(parsed)
 
 
+def request_raw(path: str, options: RequestOptions, data: bytes, content_type: str) -> Any:
+    """POSTs a body as it is (e.g. multipart) and returns its JSON answer, of any shape."""
+    response = _open("POST", path, options, raw=(data, content_type), accept="application/json")
+    try:
+        raw = _read_all(response)
+    finally:
+        response.close()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except ValueError:
+        raise APIError(
+            f"The server answered {response.status} with a body that is not JSON.",
+            http_status=response.status,
+            http_body=raw.decode("utf-8", "replace"),
+        ) from None
+
+
 def stream(
     method: str,
     path: str,
@@ -163,6 +180,7 @@ def _open(
     *,
     body: Optional[Mapping[str, Any]] = None,
     query: Optional[Mapping[str, Any]] = None,
+    raw: Optional[Tuple[bytes, str]] = None,
     accept: str,
 ) -> http.client.HTTPResponse:
     url = resolve_api_base(options.api_base) + path
@@ -177,6 +195,8 @@ def _open(
     if body is not None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers["Content-Type"] = "application/json"
+    elif raw is not None:
+        data, headers["Content-Type"] = raw
     prepared = urllib.request.Request(url, data=data, headers=headers, method=method)
     timeout = resolve_timeout(options.request_timeout)
     try:

@@ -16,7 +16,7 @@ from typing import Optional
 
 from . import error
 from .hearth_object import HearthObject
-from .resources import ChatCompletion, Completion, Embedding, Model
+from .resources import ChatCompletion, Completion, Embedding, GeneratedImage, Image, Model
 from .version import VERSION
 
 __all__ = [
@@ -27,6 +27,8 @@ __all__ = [
     "ChatCompletion",
     "Embedding",
     "Model",
+    "Image",
+    "GeneratedImage",
     "HearthObject",
     "error",
 ]

@@ -1,12 +1,15 @@
-"""The API's resources: Completion, ChatCompletion, Embedding and Model."""
+"""The API's resources: Completion, ChatCompletion, Embedding, Model and Image."""
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import re
 import urllib.parse
-from typing import Any, List, Literal, Optional, Union, overload
+from typing import Any, Dict, List, Literal, Optional, Union, overload
 
-from . import api_requestor
+from . import api_requestor, multipart
 from .api_requestor import ChunkStream, RequestOptions
 from .error import InvalidRequestError
 from .hearth_object import HearthObject
@@ -162,3 +165,126 @@ class Model:
         account, model = (urllib.parse.quote(part, safe="") for part in match.groups())
         options = RequestOptions(api_key, api_base, request_timeout)
         return api_requestor.request("GET", f"/accounts/{account}/models/{model}", options)
+
+
+class GeneratedImage:
+    """One image an image model made: its PNG bytes, the seed it was made with, and why it ended."""
+
+    def __init__(self, png: bytes, seed: int, finish_reason: str) -> None:
+        self.png = png
+        self.seed = seed
+        self.finish_reason = finish_reason
+
+    def save(self, path: str) -> None:
+        """Writes the PNG to ``path``."""
+        with open(path, "wb") as f:
+            f.write(self.png)
+
+    def __repr__(self) -> str:
+        return f"GeneratedImage(seed={self.seed}, finish_reason={self.finish_reason!r}, {len(self.png)} bytes)"
+
+
+ImageInput = Union[bytes, str]
+
+
+class Image:
+    """Image generation with an image model (kind ``image``), e.g. ``accounts/hearth/models/hearth-sketch``.
+
+    Every method returns a list of :class:`GeneratedImage`; ``params`` are the API's fields as
+    they are: ``negative_prompt``, ``width``, ``height``, ``cfg_scale``, ``steps``, ``seed``
+    (0 draws one), ``samples`` (1-4), ``sampler``. Images to send may be bytes or a file path.
+    """
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        model: str,
+        prompt: str,
+        api_key: Optional[str] = None,
+        api_base: Optional[str] = None,
+        request_timeout: Optional[float] = None,
+        **params: Any,
+    ) -> List[GeneratedImage]:
+        """Text to image."""
+        options = RequestOptions(api_key, api_base, request_timeout)
+        path = _image_path(model, "")
+        data = json.dumps({"prompt": prompt, **params}).encode("utf-8")
+        return _images(api_requestor.request_raw(path, options, data, "application/json"))
+
+    @classmethod
+    def image_to_image(
+        cls,
+        *,
+        model: str,
+        prompt: str,
+        init_image: ImageInput,
+        image_strength: Optional[float] = None,
+        api_key: Optional[str] = None,
+        api_base: Optional[str] = None,
+        request_timeout: Optional[float] = None,
+        **params: Any,
+    ) -> List[GeneratedImage]:
+        """From a start image: ``image_strength`` (0-1) is how much of it stays; or pass
+        ``init_image_mode="STEP_SCHEDULE"`` with ``step_schedule_start``."""
+        fields: Dict[str, multipart.Field] = {"prompt": prompt, "init_image": _file(init_image, "init")}
+        if image_strength is not None:
+            fields["image_strength"] = str(image_strength)
+        return cls._form(model, "/image_to_image", fields, params, RequestOptions(api_key, api_base, request_timeout))
+
+    @classmethod
+    def control_net(
+        cls,
+        *,
+        model: str,
+        prompt: str,
+        control_image: ImageInput,
+        control_net_name: str = "canny",
+        conditioning_scale: Optional[float] = None,
+        api_key: Optional[str] = None,
+        api_base: Optional[str] = None,
+        request_timeout: Optional[float] = None,
+        **params: Any,
+    ) -> List[GeneratedImage]:
+        """With the structure of a control image (``control_net_name``: ``canny``)."""
+        fields: Dict[str, multipart.Field] = {
+            "prompt": prompt,
+            "control_image": _file(control_image, "control"),
+            "control_net_name": control_net_name,
+        }
+        if conditioning_scale is not None:
+            fields["conditioning_scale"] = str(conditioning_scale)
+        return cls._form(model, "/control_net", fields, params, RequestOptions(api_key, api_base, request_timeout))
+
+    @classmethod
+    def _form(
+        cls, model: str, suffix: str, fields: Dict[str, multipart.Field], params: Dict[str, Any], options: RequestOptions
+    ) -> List[GeneratedImage]:
+        for name, value in params.items():
+            fields[name] = str(value).lower() if isinstance(value, bool) else str(value)
+        data, content_type = multipart.encode(fields)
+        return _images(api_requestor.request_raw(_image_path(model, suffix), options, data, content_type))
+
+
+def _image_path(model: str, suffix: str) -> str:
+    match = _MODEL_NAME.match(model)
+    if match is None:
+        raise InvalidRequestError(f"A model name is accounts/<account>/models/<model>, not {model!r}.", param="model")
+    account, name = (urllib.parse.quote(part, safe="") for part in match.groups())
+    return f"/image_generation/accounts/{account}/models/{name}{suffix}"
+
+
+def _file(image: ImageInput, name: str) -> multipart.Field:
+    if isinstance(image, (bytes, bytearray)):
+        return (f"{name}.png", bytes(image), "application/octet-stream")
+    with open(image, "rb") as f:
+        return (os.path.basename(image), f.read(), "application/octet-stream")
+
+
+def _images(answer: Any) -> List[GeneratedImage]:
+    if not isinstance(answer, list):
+        raise InvalidRequestError("The server's answer is not a list of images.")
+    return [
+        GeneratedImage(base64.b64decode(item["base64"]), int(item["seed"]), str(item["finishReason"]))
+        for item in answer
+    ]

@@ -212,3 +212,43 @@ class KeyFromEnvironmentTest(HearthTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ImageTest(HearthTest):
+    image_model: str = EXPECTED.get("image_model", "")
+
+    def test_text_to_image_gives_pngs_with_their_seeds(self) -> None:
+        images = hearth.client.Image.create(
+            model=self.image_model, prompt="a red circle on a white background", width=64, height=64, steps=4, seed=3, samples=2
+        )
+        self.assertEqual([i.seed for i in images], [3, 4])
+        self.assertEqual([i.finish_reason for i in images], ["SUCCESS", "SUCCESS"])
+        for image in images:
+            self.assertEqual(image.png[:8], b"\x89PNG\r\n\x1a\n")
+
+    def test_image_to_image_and_control_net_send_their_images(self) -> None:
+        [start] = hearth.client.Image.create(model=self.image_model, prompt="a blue square", width=64, height=64, steps=3, seed=1)
+        [kept] = hearth.client.Image.image_to_image(
+            model=self.image_model, prompt="a yellow star", init_image=start.png, image_strength=1, width=64, height=64, steps=3
+        )
+        self.assertEqual(kept.png[:4], b"\x89PNG")
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "control.png")
+            start.save(path)
+            [shaped] = hearth.client.Image.control_net(
+                model=self.image_model, prompt="a green line", control_image=path, conditioning_scale=0.8, width=64, height=64, steps=3
+            )
+        self.assertEqual(shaped.png[:4], b"\x89PNG")
+
+    def test_errors_are_typed(self) -> None:
+        with self.assertRaises(error.InvalidRequestError) as raised:
+            hearth.client.Image.create(model=self.model, prompt="a circle")
+        self.assertEqual(raised.exception.param, "model")
+        with self.assertRaises(error.InvalidRequestError) as raised:
+            hearth.client.Image.image_to_image(model=self.image_model, prompt="x", init_image=b"not an image")
+        self.assertEqual(raised.exception.param, "init_image")
+        with self.assertRaises(error.InvalidRequestError) as raised:
+            hearth.client.Image.create(model=self.image_model, prompt="x", width=100)
+        self.assertEqual(raised.exception.param, "width")

@@ -8,13 +8,15 @@ import { HearthWorker } from "./worker.js";
 const config = loadConfig(process.env);
 const log = createLogger(config.logLevel, "worker");
 await runUntilSignalled(log, async () => {
-  await ensureDemoModels(config, log);
-  const engine = await LlamaEngine.create({ logLevel: config.logLevel });
+  // The engine (and the demo models) only for the text role: an image-only worker loads no llama.cpp.
+  const text = config.worker.roles.includes("text");
+  if (text) await ensureDemoModels(config, log);
+  const engine = text ? await LlamaEngine.create({ logLevel: config.logLevel }) : undefined;
   const worker = await HearthWorker.start(config, engine, log);
   return {
     async close() {
       await worker.close();
-      await engine.close();
+      await engine?.close();
     },
   };
 });

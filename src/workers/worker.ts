@@ -70,7 +70,8 @@ export class HearthWorker {
 
   private constructor(
     private readonly config: Config,
-    private readonly engine: Engine,
+    /** The language-model engine; a worker with the image role only has none. */
+    private readonly engine: Engine | undefined,
     private readonly publisher: Redis,
     private readonly subscriber: Redis,
     private readonly log: Logger,
@@ -78,7 +79,7 @@ export class HearthWorker {
     this.store = openBlobStore(config.storage);
   }
 
-  static async start(config: Config, engine: Engine, log: Logger): Promise<HearthWorker> {
+  static async start(config: Config, engine: Engine | undefined, log: Logger): Promise<HearthWorker> {
     const worker = new HearthWorker(
       config,
       engine,
@@ -130,6 +131,8 @@ export class HearthWorker {
   }
 
   private async beginText() {
+    const engine = this.engine;
+    if (!engine) throw new Error("A worker with the text role needs the language-model engine.");
     const found = await discoverBaseModels(this.config.modelDir, this.config.worker.serveModels, this.log);
     if (found.length === 0) {
       throw new Error(
@@ -148,7 +151,7 @@ export class HearthWorker {
     } = this.config.worker;
     for (const base of found) {
       const model = await ServedModel.start({
-        engine: this.engine,
+        engine,
         base,
         contexts: contextsPerModel,
         sequences: sequencesPerContext,

@@ -35,9 +35,10 @@ export function modelDetails(out: Output, model: Model): string[] {
 export function modelTable(out: Output, models: Model[]): string[] {
   return table(
     out,
-    ["ID", "BASE MODEL", "STATE", "DEPLOYMENT", "CREATED"],
+    ["ID", "KIND", "BASE MODEL", "STATE", "DEPLOYMENT", "CREATED"],
     models.map((m) => [
       m.modelId,
+      m.kind,
       m.baseModel ?? "-",
       out.state(m.state),
       out.state(m.deployment?.state),

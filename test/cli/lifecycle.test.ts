@@ -84,10 +84,16 @@ describe("hearth, for people (--output text)", () => {
   });
 
   it("lists, gets and updates it", async () => {
+    const builtIn = await hearthCli(["list", "models", "--account-id", "hearth"]);
+    expect(builtIn.stdout).toMatch(/^hearth-sketch\s+image\s+-\s+READY/m);
+    expect(builtIn.stdout).toMatch(/^hearth-tiny\s+base\s+-\s+READY/m);
     const list = await hearthCli(["list", "models"]);
-    expect(list.stdout).toMatch(/^ID\s+BASE MODEL\s+STATE\s+DEPLOYMENT\s+CREATED$/m);
+    expect(list.stdout).toMatch(/^ID\s+KIND\s+BASE MODEL\s+STATE\s+DEPLOYMENT\s+CREATED$/m);
     expect(list.stdout).toMatch(
-      new RegExp(`^cli-text\\s+${HEARTH_TINY_REF}\\s+READY\\s+-\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`, "m"),
+      new RegExp(
+        `^cli-text\\s+lora\\s+${HEARTH_TINY_REF}\\s+READY\\s+-\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`,
+        "m",
+      ),
     );
     const get = await hearthCli(["get", "model", "cli-text"]);
     expect(get.stdout).toMatch(new RegExp(`^Name:\\s+${name}$`, "m"));
@@ -114,7 +120,7 @@ describe("hearth, for people (--output text)", () => {
     expect(run.stdout).toContain(`${name} is DEPLOYED.`);
     expect(run.stderr).toContain(`Deploying ${name}: `);
     expect(await complete(name)).not.toBe(await complete(HEARTH_TINY_REF));
-    expect((await hearthCli(["list", "models"])).stdout).toMatch(/^cli-text\s+\S+\s+READY\s+DEPLOYED\s/m);
+    expect((await hearthCli(["list", "models"])).stdout).toMatch(/^cli-text\s+lora\s+\S+\s+READY\s+DEPLOYED\s/m);
   });
 
   it("undeploys and deletes it", async () => {

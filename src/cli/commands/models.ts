@@ -33,7 +33,7 @@ export function registerModelCommands(verbs: Verbs): void {
     [
       "hearth list models",
       'hearth list models --filter "state=READY AND kind=lora"',
-      "hearth list models --account-id hearth      # the public base models",
+      "hearth list models --account-id hearth      # the public base and image models",
       "hearth list models --quiet                  # IDs only",
     ],
   );

@@ -25,6 +25,7 @@ import { floorScenario } from "./scenarios/floor.js";
 import { memoryScenario } from "./scenarios/memory.js";
 import { overheadScenario } from "./scenarios/overhead.js";
 import { scaleOutScenario } from "./scenarios/scale-out.js";
+import { imagesScenario } from "./scenarios/images.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -76,6 +77,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   "cold-adapter": coldAdapterScenario,
   memory: memoryScenario,
   "scale-out": scaleOutScenario,
+  images: imagesScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

@@ -7,7 +7,15 @@ import type { BenchSizes } from "./sizes.js";
 
 /** The contract every scenario follows: what it is given, and what it reports. */
 
-export const SCENARIO_IDS = ["overhead", "floor", "concurrency", "cold-adapter", "memory", "scale-out"] as const;
+export const SCENARIO_IDS = [
+  "overhead",
+  "floor",
+  "concurrency",
+  "cold-adapter",
+  "memory",
+  "scale-out",
+  "images",
+] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
 export interface BenchContext {

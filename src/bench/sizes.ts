@@ -30,6 +30,11 @@ export interface BenchSizes {
   scaleOutStreams: number;
   scaleOutRounds: number;
   scaleOutTokens: number;
+  /** Interleaved pairs (API, in-process) of image requests, and their side in pixels. */
+  imagePairs: number;
+  imageSize: number;
+  /** Rounds of 4 concurrent image requests. */
+  imageRounds: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -50,6 +55,9 @@ export const quickSizes: BenchSizes = {
   scaleOutStreams: 16,
   scaleOutRounds: 1,
   scaleOutTokens: 32,
+  imagePairs: 5,
+  imageSize: 512,
+  imageRounds: 2,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -66,6 +74,8 @@ export const fullSizes: BenchSizes = {
   coldAdapters: 8,
   scaleOutRounds: 3,
   scaleOutTokens: 128,
+  imagePairs: 15,
+  imageRounds: 5,
 };
 
 /** Adapters the run needs: deployed ones (spread and memory) and cold ones. */

@@ -36,6 +36,9 @@ const tinySizes: BenchSizes = {
   scaleOutStreams: 2,
   scaleOutRounds: 1,
   scaleOutTokens: 4,
+  imagePairs: 1,
+  imageSize: 64,
+  imageRounds: 1,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };

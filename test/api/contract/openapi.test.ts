@@ -287,6 +287,10 @@ describe("the API, checked against its document", () => {
       max_tokens: 8,
     });
     await inference("/v1/embeddings", { model: HEARTH_TINY_REF, input: ["a", "b"] });
+    const sketch = "/v1/image_generation/accounts/hearth/models/hearth-sketch";
+    const images = await inference(sketch, { prompt: "a red circle", width: 64, height: 64, steps: 2, samples: 2 });
+    expect(images).toHaveLength(2);
+    expect((await inference(sketch, { prompt: "a red circle", width: 65 })).error.param).toBe("width");
     await inference("/v1/embeddings", { model: HEARTH_TINY_REF, input: "a", encoding_format: "base64", dimensions: 4 });
     await stream("/v1/completions", {
       model: name,

@@ -43,9 +43,10 @@ export function layoutScene(
     const key = object.position ?? "anywhere";
     sharing.set(key, [...(sharing.get(key) ?? []), object]);
   }
+  const anywhere = freeRegion(scene.objects);
   for (const object of scene.objects) {
     const group = sharing.get(object.position ?? "anywhere")!;
-    const [fx0, fy0, fx1, fy1] = REGIONS[object.position ?? "anywhere"];
+    const [fx0, fy0, fx1, fy1] = object.position ? REGIONS[object.position] : anywhere;
     const slice = (fx1 - fx0) / group.length;
     const sx0 = fx0 + slice * group.indexOf(object);
     const [x0, y0, w, h] = [sx0 * width, fy0 * height, slice * width, (fy1 - fy0) * height];
@@ -62,6 +63,17 @@ export function layoutScene(
     }
   }
   return placed;
+}
+
+/** Where objects without a position go: away from the sides the others were put on. */
+function freeRegion(objects: SceneObject[]): Box {
+  let [x0, y0, x1, y1] = REGIONS.anywhere;
+  const used = new Set(objects.map((o) => o.position));
+  if (used.has("left") && !used.has("right")) x0 = 0.5;
+  if (used.has("right") && !used.has("left")) x1 = 0.5;
+  if (used.has("top") && !used.has("bottom")) y0 = 0.5;
+  if (used.has("bottom") && !used.has("top")) y1 = 0.5;
+  return [x0, y0, x1, y1];
 }
 
 const clamp = (v: number, lo: number, hi: number) => Math.max(lo, Math.min(Math.max(lo, hi), v));

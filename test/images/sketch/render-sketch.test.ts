@@ -98,6 +98,12 @@ describe("hearth-sketch", () => {
     }
   });
 
+  it("keeps an object without a position out of the side another was put on", async () => {
+    const raw = await render({ prompt: "a red circle and two blue squares on the left" });
+    const [circle] = components(mask(raw, isRed));
+    expect(Math.min(...circle!.map((p) => p % SIZE))).toBeGreaterThanOrEqual(SIZE / 2 - 2);
+  });
+
   it("is deterministic for a seed, and another seed gives another image", async () => {
     const prompt = "three stars and a tree at night";
     const a = await render({ prompt, seed: 1 });

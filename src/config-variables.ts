@@ -210,6 +210,17 @@ export const variables = {
     default: "300000",
     description: "How long a worker waits for an a1111 image server to answer one request before failing it with 503.",
   },
+  HEARTH_RECONCILE_INTERVAL_MS: {
+    schema: int(100, 3_600_000),
+    default: "15000",
+    description: "How often each API process looks for deploys and undeploys whose job was lost (e.g. with Redis).",
+  },
+  HEARTH_RECONCILE_AFTER_MS: {
+    schema: int(0, 86_400_000),
+    default: "30000",
+    description:
+      "A model DEPLOYING or UNDEPLOYING this long with no job queued for it gets its job queued again (the database is the source of truth).",
+  },
   HEARTH_LOG_LEVEL: {
     schema: z.enum(["debug", "info", "warn", "error"]),
     default: "info",

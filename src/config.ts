@@ -48,6 +48,7 @@ export interface Config {
     readonly maxImageBytes: number;
     readonly maxInputPixels: number;
   };
+  readonly reconcile: { readonly intervalMs: number; readonly afterMs: number };
   readonly maxUploadBytes: number;
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
@@ -114,6 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxImageBytes: r.HEARTH_MAX_IMAGE_BYTES,
       maxInputPixels: r.HEARTH_MAX_IMAGE_PIXELS,
     },
+    reconcile: { intervalMs: r.HEARTH_RECONCILE_INTERVAL_MS, afterMs: r.HEARTH_RECONCILE_AFTER_MS },
     maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,

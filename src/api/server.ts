@@ -17,6 +17,7 @@ import { openBlobStore } from "../storage/open-blob-store.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
 import { ControlWorker } from "../control/control-worker.js";
+import { Reconciler } from "../control/reconciler.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
 import { AddonUploads } from "./services/addon-uploads.js";
@@ -74,6 +75,8 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
   };
   const lifecycleQueue = new LifecycleQueue(queues);
   const control = await ControlWorker.start(config, controlDeps);
+  const reconciler = new Reconciler(controlDeps, lifecycleQueue, config.reconcile);
+  reconciler.start();
   const catalog = new ModelCatalog(database.db, storage, modelChanges);
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, modelChanges, log.child("deployments"));
   const management = {
@@ -107,6 +110,7 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
       await closed;
       clearTimeout(grace);
       hub.close();
+      await reconciler.close();
       await control.close();
       await queues.close();
       redis.disconnect();

@@ -6,10 +6,15 @@ import type { ProducerQueues } from "./producer-queues.js";
 export class LifecycleQueue {
   constructor(private readonly queues: ProducerQueues) {}
 
+  /** The queue itself, for looking at its jobs (the reconciler). */
+  queue() {
+    return this.queues.get(jobs.deploy.queueName());
+  }
+
   async enqueue(kind: "deploy" | "undeploy", payload: LifecyclePayload): Promise<void> {
     const data = jobs[kind].payload.parse(payload);
     try {
-      await this.queues.get(jobs[kind].queueName()).add(kind, data, jobs[kind].options);
+      await this.queue().add(kind, data, jobs[kind].options);
     } catch (cause) {
       throw new AppError(
         "unavailable",

@@ -83,7 +83,17 @@ export class InferenceClient {
             finished = true;
             throw new AppError(event.error.code, event.error.message, { param: event.error.param });
           }
-          if (event.type === "done") finished = true;
+          if (event.type === "done") {
+            finished = true;
+            // The caller is still here, so the worker cut the answer short itself (shutdown):
+            // an honest ending is an error, never a "stop" over text that is not complete.
+            if (event.choices.some((c) => c.finishReason === "cancelled")) {
+              throw new AppError(
+                "unavailable",
+                "The worker stopped before the answer was complete (it is shutting down); please retry.",
+              );
+            }
+          }
           yield event;
           if (finished) return;
         }

@@ -6,7 +6,7 @@ import { withTimeout } from "../process/with-timeout.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
 import { queueUnavailable, type ProducerQueues } from "./producer-queues.js";
 import type { ReplyHub } from "./reply-hub.js";
-import { publishCancel, type StreamEvent } from "./stream.js";
+import { LEASE_CHECK_MS, leaseKey, publishCancel, type StreamEvent } from "./stream.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo">;
@@ -68,6 +68,7 @@ export class InferenceClient {
       };
       let first = true;
       arm();
+      const watchdog = this.watchLease(requestId, inbox);
       try {
         for (;;) {
           const event = await inbox.next();
@@ -99,6 +100,7 @@ export class InferenceClient {
         }
       } finally {
         clearTimeout(deadline);
+        clearInterval(watchdog);
         if (!finished) await this.withdraw(job.id!, queue, requestId);
       }
     } finally {
@@ -169,6 +171,34 @@ export class InferenceClient {
       },
     });
     return false;
+  }
+
+  /**
+   * Watches the lease of the worker running the request (stream.ts): once seen, a lease that
+   * is gone means that worker died, and the request ends now with an error, whatever it has
+   * already sent. A lease never seen is the queue timeout's business.
+   */
+  private watchLease(requestId: string, inbox: { push(e: StreamEvent): void }): NodeJS.Timeout {
+    let seen = false;
+    const key = leaseKey(this.options.prefix, requestId);
+    const timer = setInterval(async () => {
+      if (this.redis.status !== "ready") return; // losing Redis ends the request by itself (reply-hub.ts)
+      // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
+      const held = await this.redis.exists(key).catch(() => undefined);
+      if (held === 1) seen = true;
+      else if (held === 0 && seen) {
+        clearInterval(timer);
+        inbox.push({
+          type: "error",
+          error: {
+            code: "unavailable",
+            message: "The worker running this request stopped; please retry.",
+            param: null,
+          },
+        });
+      }
+    }, LEASE_CHECK_MS);
+    return timer;
   }
 
   /** The caller went away or the stream failed: take the job back or cancel it. */

@@ -27,10 +27,14 @@ export function consumeJobs<C extends JobConsumer>(
 ): Worker {
   checkHandlers(consumer, handlers);
   const { log } = options;
+  const runsOnce = (Object.values(jobs) as { consumer: JobConsumer; runsOnce?: boolean }[]).some(
+    (job) => job.consumer === consumer && job.runsOnce,
+  );
   const worker = new Worker(queueName, (job) => dispatch(consumer, handlers, job, options), {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
+    ...(runsOnce ? { maxStalledCount: 0 } : {}),
   });
   worker.on("error", (err) => log.warn("queue consumer error", { queue: queueName, error: err.message }));
   return worker;

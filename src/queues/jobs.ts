@@ -105,6 +105,11 @@ export type JobConsumer = "inference" | "images" | "control";
 
 interface JobDefinition<S extends z.ZodType> {
   consumer: JobConsumer;
+  /**
+   * Runs at most once: a job whose worker died is failed, never re-run (BullMQ's stalled-job
+   * check re-runs a job otherwise, whatever its `attempts`). For jobs that stream output.
+   */
+  runsOnce?: boolean;
   /** The BullMQ queue name for this job (some kinds have one queue per base model). */
   queueName: (...args: never[]) => string;
   payload: S;
@@ -130,6 +135,7 @@ const lifecycleOptions = {
 export const jobs = {
   inference: {
     consumer: "inference",
+    runsOnce: true,
     // BullMQ forbids ':' in queue names; base model IDs are [a-z0-9-].
     queueName: (baseModelId: string) => `inference-${baseModelId}`,
     payload: inferencePayloadSchema,
@@ -139,6 +145,7 @@ export const jobs = {
   /** Generates images with an image model; like inference, it runs once and streams progress. */
   image: {
     consumer: "images",
+    runsOnce: true,
     queueName: (imageModelId: string) => `images-${imageModelId}`,
     payload: imagePayloadSchema,
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },

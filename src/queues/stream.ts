@@ -41,6 +41,19 @@ export type StreamEvent =
 
 export type WireMessage = StreamEvent & { id: string };
 
+/**
+ * A running job's lease: the worker that runs a streamed job keeps `lease(prefix, requestId)`
+ * alive (refreshed every LEASE_REFRESH_MS, expiring after LEASE_TTL_MS) from before its
+ * first event to its last. The API that waits watches it: a lease it saw that is gone means
+ * the worker died, and the request ends at once with an error instead of waiting for
+ * BullMQ's stalled-job check (which, for inference, must never re-run it: the text would be
+ * sent twice).
+ */
+export const LEASE_TTL_MS = 1_200;
+export const LEASE_REFRESH_MS = 400;
+export const LEASE_CHECK_MS = 250;
+export const leaseKey = (prefix: string, requestId: string) => `${prefix}:lease:${requestId}`;
+
 export const channels = {
   reply: (prefix: string, instanceId: string) => `${prefix}:reply:${instanceId}`,
   cancel: (prefix: string) => `${prefix}:cancel`,

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { ReplyPublisher } from "../queues/reply-publisher.js";
-import { publishEvent, type StreamEvent } from "../queues/stream.js";
+import { LEASE_REFRESH_MS, LEASE_TTL_MS, leaseKey, publishEvent, type StreamEvent } from "../queues/stream.js";
 import type { Cancellations } from "./cancellations.js";
 
 export interface JobFinished<T = unknown> {
@@ -14,7 +14,11 @@ export interface JobFinished<T = unknown> {
 }
 
 export interface StreamedJobDeps {
+  /** This worker's ID, written in the leases it holds. */
+  workerId: string;
   publisher: Redis;
+  /** Hearth's Redis prefix, for the job's lease. */
+  prefix: string;
   cancellations: Cancellations;
   /** "job-started" ({requestId}) and "job-finished" (JobFinished), for tests and metrics. */
   events: EventEmitter;
@@ -36,6 +40,7 @@ export async function runStreamedJob<T>(
   const reply = new ReplyPublisher((event) => publishEvent(deps.publisher, payload.replyTo, requestId, event));
   const emit = (event: StreamEvent) => reply.publish(event);
   const signal = deps.cancellations.start(requestId);
+  const lease = await holdLease(deps, requestId);
   deps.events.emit("job-started", { requestId });
   try {
     const outcome = await work(signal, emit);
@@ -55,5 +60,28 @@ export async function runStreamedJob<T>(
   } finally {
     deps.cancellations.finish(requestId);
     await reply.drained();
+    await lease.release();
   }
+}
+
+/** Takes the job's lease (stream.ts) before its first event, and keeps it until released. */
+async function holdLease(deps: StreamedJobDeps, requestId: string): Promise<{ release(): Promise<void> }> {
+  const key = leaseKey(deps.prefix, requestId);
+  const renew = () => deps.publisher.set(key, deps.workerId, "PX", LEASE_TTL_MS);
+  await renew().catch((err: unknown) =>
+    deps.log.warn("could not take a job's lease", { requestId, error: String(err) }),
+  );
+  const timer = setInterval(() => {
+    // A renewal Redis misses lets the lease lapse: the API then ends the request, which is right
+    // when this worker cannot reach Redis (its events would not arrive either).
+    renew().catch((err: unknown) => deps.log.debug("lease not renewed", { requestId, error: String(err) }));
+  }, LEASE_REFRESH_MS);
+  return {
+    async release() {
+      clearInterval(timer);
+      await deps.publisher
+        .del(key)
+        .catch((err: unknown) => deps.log.debug("lease not released (it expires)", { requestId, error: String(err) }));
+    },
+  };
 }

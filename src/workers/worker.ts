@@ -101,7 +101,14 @@ export class HearthWorker {
   }
 
   private get jobDeps(): StreamedJobDeps {
-    return { publisher: this.publisher, cancellations: this.cancellations, events: this.events, log: this.log };
+    return {
+      workerId: this.id,
+      publisher: this.publisher,
+      prefix: this.config.redisPrefix,
+      cancellations: this.cancellations,
+      events: this.events,
+      log: this.log,
+    };
   }
 
   private async begin() {

@@ -10,6 +10,8 @@ export function renderError(log: Logger) {
   return (err: Error, c: Context) => {
     const error = toAppError(err);
     if (error.code === "internal") log.error("unhandled error", { path: c.req.path, error: err.stack ?? String(err) });
+    // Everything that is a 503 passes (a worker, Redis, the database): a client may retry soon.
+    if (error.status === 503) c.header("retry-after", "1");
     return c.json(error.toBody(), error.status as ContentfulStatusCode);
   };
 }

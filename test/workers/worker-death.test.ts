@@ -1,0 +1,120 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HearthChild } from "../../src/bench/child-process.js";
+import { leaseKey } from "../../src/queues/stream.js";
+import { liveWorkers } from "../../src/queues/worker-registry.js";
+import { eventually } from "../helpers/eventually.js";
+import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { testModelDir } from "../helpers/test-models.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const MODEL = "accounts/hearth/models/hearth-tiny";
+
+/**
+ * A worker killed (SIGKILL) in the middle of a request, with a second worker alive: the
+ * request ends at once with an error, its text is never sent twice, and the next request
+ * is served by the worker that is left. Workers are processes of their own.
+ */
+describe("a worker that dies mid-request", () => {
+  let hearth: TestHearth;
+  let redis: Redis;
+  let dataDir: string;
+  const workers: HearthChild[] = [];
+
+  beforeAll(async () => {
+    hearth = await startTestHearth({ worker: false });
+    redis = new Redis(hearth.config.redisUrl);
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-worker-death-"));
+    for (let i = 0; i < 3; i++) {
+      workers.push(
+        HearthChild.spawn(`worker ${i}`, "src/workers/main.ts", {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            REDIS_URL: hearth.config.redisUrl,
+            HEARTH_REDIS_PREFIX: hearth.config.redisPrefix,
+            HEARTH_DATA_DIR: dataDir,
+            HEARTH_MODEL_DIR: testModelDir,
+            HEARTH_BUILD_DEMO_MODELS: "false",
+            HEARTH_WORKER_ROLES: "text",
+            HEARTH_WORKER_THREADS: "1",
+            HEARTH_CONTEXT_SIZE: "512",
+            HEARTH_LOG_LEVEL: "warn",
+          },
+        }),
+      );
+    }
+    await eventually(async () => {
+      for (const w of workers) if (!w.running) throw w.failure("starting");
+      expect(await liveWorkers(redis, hearth.config.redisPrefix)).toHaveLength(3);
+    }, 90_000);
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    redis?.disconnect();
+    await hearth?.close();
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  const post = (body: unknown) =>
+    fetch(`${hearth.baseURL}/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, prompt: "The ", max_tokens: 400, temperature: 0, ...(body as object) }),
+    });
+
+  /** SIGKILLs the worker that holds the request's lease (its ID is the lease's value). */
+  async function killHolder(requestId: string): Promise<void> {
+    const holder = await eventually(async () => {
+      const id = await redis.get(leaseKey(hearth.config.redisPrefix, requestId));
+      expect(id).not.toBeNull();
+      return id!;
+    });
+    const info = (await liveWorkers(redis, hearth.config.redisPrefix)).find((w) => w.id === holder)!;
+    const child = workers.find((w) => w.pid === info.pid)!;
+    process.kill(child.pid, "SIGKILL");
+  }
+
+  it("ends a stream with an error event in time, with no text sent twice, and the next request is served", async () => {
+    const res = await post({ stream: true });
+    const reader = res.body!.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value);
+    const requestId = (await redis.keys(`${hearth.config.redisPrefix}:lease:*`))[0]!.split(":").at(-1)!;
+    await killHolder(requestId);
+    const killedAt = Date.now();
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      text += new TextDecoder().decode(part.value);
+    const endedAfter = Date.now() - killedAt;
+    const events = text.split("\n\n").filter(Boolean);
+    expect(events.at(-1)).toBe("data: [DONE]");
+    expect(JSON.parse(events.at(-2)!.slice(6))).toMatchObject({ error: { code: "unavailable" } });
+    expect(text).not.toMatch(/"finish_reason":"(stop|length)"/);
+    // The greedy text so far is a prefix of the whole answer: nothing was sent twice.
+    const streamed = events
+      .filter((e) => e.startsWith('data: {"id"'))
+      .map((e) => (JSON.parse(e.slice(6)) as { choices: { text: string }[] }).choices[0]?.text ?? "")
+      .join("");
+    const whole = (await (await post({ max_tokens: 400 })).json()) as { choices: { text: string }[] };
+    expect(whole.choices[0]!.text.startsWith(streamed)).toBe(true);
+    console.log(`stream ended ${endedAfter} ms after the worker was killed`);
+    expect(endedAfter).toBeLessThan(2_500);
+  }, 60_000);
+
+  it("answers a plain request with a 503 and Retry-After, and the retry succeeds", async () => {
+    const pending = post({});
+    const requestId = await eventually(async () => {
+      const [key] = await redis.keys(`${hearth.config.redisPrefix}:lease:*`);
+      expect(key).toBeDefined();
+      return key!.split(":").at(-1)!;
+    });
+    await killHolder(requestId);
+    const res = await pending;
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    const retry = await post({ max_tokens: 8 });
+    expect(retry.status).toBe(200);
+  }, 60_000);
+});

@@ -210,6 +210,18 @@ export const variables = {
     default: "300000",
     description: "How long a worker waits for an a1111 image server to answer one request before failing it with 503.",
   },
+  HEARTH_WORKER_DRAIN_MS: {
+    schema: int(0, 3_600_000),
+    default: "30000",
+    description:
+      "On SIGTERM a worker takes no new job and lets the running ones finish for this long; then it cancels them, and their requests end with an error (never as complete).",
+  },
+  HEARTH_API_DRAIN_MS: {
+    schema: int(0, 3_600_000),
+    default: "30000",
+    description:
+      "On SIGTERM the API accepts no new connection and lets open requests (streams included) finish for this long, then closes them.",
+  },
   HEARTH_RECONCILE_INTERVAL_MS: {
     schema: int(100, 3_600_000),
     default: "15000",

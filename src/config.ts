@@ -49,6 +49,8 @@ export interface Config {
     readonly maxInputPixels: number;
   };
   readonly reconcile: { readonly intervalMs: number; readonly afterMs: number };
+  /** How long a SIGTERMed worker, and API, let running work finish. */
+  readonly drain: { readonly workerMs: number; readonly apiMs: number };
   readonly maxUploadBytes: number;
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
@@ -116,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxInputPixels: r.HEARTH_MAX_IMAGE_PIXELS,
     },
     reconcile: { intervalMs: r.HEARTH_RECONCILE_INTERVAL_MS, afterMs: r.HEARTH_RECONCILE_AFTER_MS },
+    drain: { workerMs: r.HEARTH_WORKER_DRAIN_MS, apiMs: r.HEARTH_API_DRAIN_MS },
     maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,

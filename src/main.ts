@@ -8,26 +8,36 @@ import { answers, startLocalRedis } from "./process/local-redis.js";
 /**
  * `npm start`: Hearth on one machine. Makes sure Redis answers (starting a local
  * redis-server when REDIS_URL is unset and none runs), builds the demo models if
- * absent, then runs the API and one worker as child processes until stopped.
+ * absent, then runs the API and one worker as child processes until stopped. It stops
+ * them in order: the API first (it takes no new request and lets its streams finish),
+ * then the worker (its jobs finish), then the Redis both were using.
  */
 const config = loadConfig(process.env);
 const log = createLogger(config.logLevel, "hearth");
-const children: ChildProcess[] = [];
+const children = new Map<"redis" | "api" | "worker", ChildProcess>();
 let stopping = false;
 
-function stopAll(code: number) {
-  if (stopping) return;
-  stopping = true;
-  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
-  const timer = setTimeout(() => process.exit(code), 15_000);
-  timer.unref();
-  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null))).then(() =>
-    process.exit(code),
-  );
+/** SIGTERM, then SIGKILL once `graceMs` has passed; resolves when the process is gone. */
+function stop(child: ChildProcess | undefined, graceMs: number): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  return gone.finally(() => clearTimeout(timer));
 }
 
-process.on("SIGINT", () => stopAll(0));
-process.on("SIGTERM", () => stopAll(0));
+async function stopAll(code: number) {
+  if (stopping) return;
+  stopping = true;
+  const margin = 5_000;
+  await stop(children.get("api"), config.drain.apiMs + margin);
+  await stop(children.get("worker"), config.drain.workerMs + margin);
+  await stop(children.get("redis"), margin);
+  process.exit(code);
+}
+
+process.on("SIGINT", () => void stopAll(0));
+process.on("SIGTERM", () => void stopAll(0));
 
 const redisAt = new URL(config.redisUrl);
 const redisPort = Number(redisAt.port) || 6379;
@@ -40,18 +50,21 @@ if (!(await answers(redisAt.hostname.replace(/^\[|\]$/g, ""), redisPort))) {
   }
   const redis = await startLocalRedis({ dataDir: config.dataDir, port: redisPort, log });
   if (!redis) process.exit(1);
-  children.push(redis);
+  children.set("redis", redis);
 }
 
 await ensureDemoModels(config, log);
-for (const entry of ["api/main.ts", "workers/main.ts"]) {
+for (const [role, entry] of [
+  ["api", "api/main.ts"],
+  ["worker", "workers/main.ts"],
+] as const) {
   const file = fileURLToPath(new URL(entry, import.meta.url));
   const child = spawn(process.execPath, ["--import", "tsx", file], { stdio: "inherit", env: process.env });
   child.on("exit", (code, signal) => {
     if (!stopping) {
       log.error(`${entry} exited (${signal ?? code}); stopping Hearth.`);
-      stopAll(code || 1);
+      void stopAll(code || 1);
     }
   });
-  children.push(child);
+  children.set(role, child);
 }

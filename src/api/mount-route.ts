@@ -1,3 +1,4 @@
+import type { RouteConfigToTypedResponse } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "./app-env.js";
@@ -20,6 +21,12 @@ export interface RouteInput<R> {
 }
 
 /**
+ * What a handler may answer: one of the route's own responses, body and status (a stream,
+ * an image: any Response where the route documents such a content type). Errors are thrown.
+ */
+type RouteAnswer<R extends ContractRoute> = RouteConfigToTypedResponse<R> | Promise<RouteConfigToTypedResponse<R>>;
+
+/**
  * Mounts a contract route on the app. The JSON body and the query string are read and
  * validated with the route's own schemas, by Hearth's parser: its 400s are the OpenAI error
  * body naming the field (`messages[0].role`), whatever the Content-Type, which
@@ -28,7 +35,7 @@ export interface RouteInput<R> {
 export function mountRoute<R extends ContractRoute>(
   app: Hono<AppEnv>,
   route: R,
-  handler: (c: Context<AppEnv>, input: RouteInput<R>) => Response | Promise<Response>,
+  handler: (c: Context<AppEnv>, input: RouteInput<R>) => RouteAnswer<R>,
 ): void {
   const json = route.request?.body?.content?.["application/json"] as { schema?: z.ZodType } | undefined;
   const body = json?.schema;

@@ -12,7 +12,7 @@ import { mountRoute } from "./mount-route.js";
  * least one worker are up), the version and the OpenAPI document. No key needed.
  */
 export function serviceRoutes(app: Hono<AppEnv>, deps: AppDeps) {
-  mountRoute(app, healthRoute, (c) => c.json({ status: "ok" as const }));
+  mountRoute(app, healthRoute, (c) => c.json({ status: "ok" as const }, 200));
   mountRoute(app, readinessRoute, async (c) => {
     const [database, workers] = await Promise.all([
       pingDatabase(deps.db).then(
@@ -28,7 +28,7 @@ export function serviceRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const body: Readiness = { status: ready ? "ready" : "not ready", database, ...workers };
     return c.json(body, ready ? 200 : 503);
   });
-  mountRoute(app, versionRoute, (c) => c.json({ version: HEARTH_VERSION }));
+  mountRoute(app, versionRoute, (c) => c.json({ version: HEARTH_VERSION }, 200));
   const document = openApiDocument();
-  for (const route of documentRoutes) mountRoute(app, route, (c) => c.json(document));
+  for (const route of documentRoutes) mountRoute(app, route, (c) => c.json(document, 200));
 }

@@ -23,10 +23,11 @@ export function contractRoute<const S extends ContractRouteSpec>({ tag, errors, 
     tags: [tag],
     ...(open ? { security: [] } : {}),
     responses: { ...spec.responses, ...errorResponses(reasons) },
-  }) as Omit<S, "tag" | "errors" | "public"> & RouteConfig & { getRoutingPath(): string };
+  }) as Omit<S, "tag" | "errors" | "public"> & { getRoutingPath(): string };
 }
 
-export type ContractRoute = ReturnType<typeof contractRoute>;
+/** Any contract route; each one's own type keeps its literal responses, which type its handler. */
+export type ContractRoute = RouteConfig & { getRoutingPath(): string };
 
 /** A JSON response of a named schema. */
 export const jsonContent = <T>(schema: T) => ({ "application/json": { schema } });

@@ -10,15 +10,15 @@ export function accountRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
   const { catalog } = management;
   mountRoute(app, listAccountsRoute, async (c) => {
     const account = await catalog.account(c.get("caller"));
-    return c.json({ accounts: [accountResource(account)], nextPageToken: "" } satisfies AccountList);
+    return c.json({ accounts: [accountResource(account)], nextPageToken: "" } satisfies AccountList, 200);
   });
   mountRoute(app, getAccountRoute, async (c, { params }) => {
     const caller = c.get("caller");
     catalog.ownAccount(caller, params.account_id);
-    return c.json(accountResource(await catalog.account(caller)));
+    return c.json(accountResource(await catalog.account(caller)), 200);
   });
   mountRoute(app, whoAmIRoute, async (c) => {
     const caller = c.get("caller");
-    return c.json(whoAmIResource(caller, await catalog.account(caller)));
+    return c.json(whoAmIResource(caller, await catalog.account(caller)), 200);
   });
 }

@@ -33,22 +33,22 @@ export function lifecycleRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
       },
     );
     c.header("connection", undefined);
-    return c.json({ name: info.fileName, size: info.size, sha256: info.sha256 ?? null } satisfies UploadedFile);
+    return c.json({ name: info.fileName, size: info.size, sha256: info.sha256 ?? null } satisfies UploadedFile, 200);
   });
   mountRoute(app, deleteFileRoute, async (c, { params }) => {
     await uploads.deleteFile(c.get("caller"), params.account_id, params.model_id, params.file_name);
-    return c.json({});
+    return c.json({}, 200);
   });
   mountRoute(app, validateModelRoute, async (c, { params }) => {
     const { model, deployment } = await uploads.validate(c.get("caller"), params.account_id, params.model_id);
-    return c.json(modelResource(model, deployment, await catalog.files(model)));
+    return c.json(modelResource(model, deployment, await catalog.files(model)), 200);
   });
   mountRoute(app, deployModelRoute, async (c, { params }) => {
     const { model, deployment } = await deployments.deploy(c.get("caller"), params.account_id, params.model_id);
-    return c.json(modelResource(model, deployment));
+    return c.json(modelResource(model, deployment), 200);
   });
   mountRoute(app, undeployModelRoute, async (c, { params }) => {
     const { model, deployment } = await deployments.undeploy(c.get("caller"), params.account_id, params.model_id);
-    return c.json(modelResource(model, deployment));
+    return c.json(modelResource(model, deployment), 200);
   });
 }

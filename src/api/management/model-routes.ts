@@ -28,22 +28,23 @@ export function modelRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
       afterModelId: query.pageToken ? pageTokens.decode(query.pageToken) : undefined,
       filter: parseModelFilter(query.filter),
     });
-    return c.json({
+    const reply: ModelPage = {
       models: page.models.map((v) => modelResource(v.model, v.deployment)),
       nextPageToken: page.nextPageToken ? pageTokens.encode(page.nextPageToken) : "",
-    } satisfies ModelPage);
+    };
+    return c.json(reply, 200);
   });
   mountRoute(app, getModelRoute, async (c, { params }) => {
     const { model, deployment } = await catalog.get(c.get("caller"), params.account_id, params.model_id);
     const files = model.kind === "lora" ? await catalog.files(model) : undefined;
-    return c.json(modelResource(model, deployment, files));
+    return c.json(modelResource(model, deployment, files), 200);
   });
   mountRoute(app, updateModelRoute, async (c, { body, params }) => {
     const { model, deployment } = await catalog.update(c.get("caller"), params.account_id, params.model_id, body);
-    return c.json(modelResource(model, deployment));
+    return c.json(modelResource(model, deployment), 200);
   });
   mountRoute(app, deleteModelRoute, async (c, { query, params }) => {
     await deletion.delete(c.get("caller"), params.account_id, params.model_id, { force: query.force });
-    return c.json({});
+    return c.json({}, 200);
   });
 }

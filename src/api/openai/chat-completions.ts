@@ -28,7 +28,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       return sseResponse(events, chatChunks(meta, includeUsage), () => abort.abort());
     }
     const result = await collect(events, n);
-    return c.json({
+    const reply: ChatCompletion = {
       ...meta,
       object: "chat.completion",
       choices: result.texts.map((content, index) => ({
@@ -38,7 +38,8 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),
-    } satisfies ChatCompletion);
+    };
+    return c.json(reply, 200);
   });
 }
 

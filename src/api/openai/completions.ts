@@ -42,7 +42,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       return sseResponse(events, completionChunks(meta, includeUsage), () => abort.abort());
     }
     const result = await collect(events, prompts.length * n);
-    return c.json({
+    const reply: Completion = {
       ...meta,
       choices: result.texts.map((text, index) => ({
         text,
@@ -51,6 +51,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),
-    } satisfies Completion);
+    };
+    return c.json(reply, 200);
   });
 }

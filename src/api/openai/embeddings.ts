@@ -23,7 +23,7 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     // All inputs go to the worker as one job.
     const result = await collect(deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal), 0);
     const base64 = req.encoding_format === "base64";
-    return c.json({
+    const reply: EmbeddingList = {
       object: "list",
       data: result.embeddings.map((vector, index) => {
         const v = req.dimensions ? truncate(vector, req.dimensions) : vector;
@@ -31,7 +31,8 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       }),
       model: req.model,
       usage: { prompt_tokens: result.usage.promptTokens, total_tokens: usageBody(result.usage).total_tokens },
-    } satisfies EmbeddingList);
+    };
+    return c.json(reply, 200);
   });
 }
 

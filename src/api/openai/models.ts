@@ -7,7 +7,7 @@ import { mountRoute } from "../mount-route.js";
 export function modelsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountRoute(app, modelsRoute, async (c) => {
     const models = await deps.models.list(c.get("caller").accountId);
-    return c.json({
+    const reply: ModelList = {
       object: "list",
       data: models.map((m) => ({
         id: m.name,
@@ -18,6 +18,7 @@ export function modelsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         parent: m.parent,
         context_length: m.contextLength,
       })),
-    } satisfies ModelList);
+    };
+    return c.json(reply, 200);
   });
 }

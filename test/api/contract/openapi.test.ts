@@ -193,6 +193,16 @@ describe("the OpenAPI document", () => {
     expectMatches("components/schemas/Account", accountResource(account));
     expectMatches("components/schemas/Account", accountResource({ ...account, enterprise: true }));
   });
+
+  it("has no named schema that accepts null (a nullable field is anyOf [$ref, null])", () => {
+    for (const name of Object.keys(doc.components.schemas)) {
+      const validate = ajv.compile({ $ref: `openapi#/${pointer("components", "schemas", name)}` });
+      expect(validate(null), name).toBe(false);
+    }
+    expect(doc.components.schemas.Model.properties.deployment).toEqual({
+      anyOf: [{ $ref: "#/components/schemas/Deployment" }, { type: "null" }],
+    });
+  });
 });
 
 describe("the API, checked against its document", () => {

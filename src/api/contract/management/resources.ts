@@ -65,7 +65,9 @@ export const modelSchema = z
     public: z.boolean().openapi({ description: "Visible to every account (the built-in base models)." }),
     createTime: time,
     updateTime: time,
-    deployment: deploymentSchema.nullable(),
+    // Not deploymentSchema.nullable(): the generator would then make the Deployment component
+    // itself accept null; a union keeps it an object and writes anyOf [$ref, null] here.
+    deployment: z.union([deploymentSchema, z.null()]),
     files: z.array(modelFileSchema).optional().openapi({
       description: "The uploaded files; only in the answers to create, validate and get (of an adapter).",
     }),

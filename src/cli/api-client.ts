@@ -12,6 +12,7 @@ import type {
   UploadedFile,
   WhoAmI,
 } from "../api/contract/management/resources.js";
+import type { ServerVersion } from "../api/contract/service.js";
 import { streamFile, type RawAnswer } from "./http-upload.js";
 
 /**
@@ -67,7 +68,7 @@ export class HearthClient {
     this.server = normalizeServer(server);
   }
 
-  version = () => this.call<{ version: string }>("GET", "/v1/version");
+  version = () => this.call<ServerVersion>("GET", "/v1/version");
   whoami = () => this.call<WhoAmI>("GET", "/v1/whoami");
   listAccounts = () => this.call<AccountList>("GET", "/v1/accounts");
 

@@ -22,6 +22,7 @@ export const versionSchema = z
     version: z.string().openapi({ description: "The server's version (its package.json), e.g. `0.1.0`." }),
   })
   .openapi("Version");
+export type ServerVersion = z.infer<typeof versionSchema>;
 
 export const healthRoute = contractRoute({
   method: "get",

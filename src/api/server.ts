@@ -33,11 +33,16 @@ export interface RunningApi {
   close(graceMs?: number): Promise<void>;
 }
 
+export interface StartApiOptions {
+  /** The clock of the model and API-key caches, in milliseconds (tests move it past a TTL). */
+  now?: () => number;
+}
+
 /**
  * Starts the API: database (migrated, bootstrapped), the operator's base models
  * registered, Redis producer, reply hub and model-change feed, then the HTTP server.
  */
-export async function startApi(config: Config, log: Logger): Promise<RunningApi> {
+export async function startApi(config: Config, log: Logger, options: StartApiOptions = {}): Promise<RunningApi> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateDatabase(database);
   const { createdAdminKey } = await bootstrapDatabase(database.db, {
@@ -59,10 +64,10 @@ export async function startApi(config: Config, log: Logger): Promise<RunningApi>
     queueTimeoutMs: config.queueTimeoutMs,
     maxQueueDepth: config.maxQueueDepth,
   });
-  const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs });
+  const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
   await modelChanges.listen(subscriber);
-  const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs });
+  const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs, now: options.now });
   const storage = openBlobStore(config.storage);
   const controlDeps = {
     db: database.db,

@@ -28,6 +28,8 @@ export interface TestHearthOptions {
   backend?: TestDatabaseBackend;
   worker?: boolean;
   env?: Record<string, string>;
+  /** The clock of the API's model and API-key caches (default: Date.now). */
+  now?: () => number;
 }
 
 let sharedEngine: Promise<LlamaEngine> | undefined;
@@ -58,7 +60,7 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     ...options.env,
   });
   const log = createLogger(config.logLevel, "test");
-  const api = await startApi(config, log);
+  const api = await startApi(config, log, { now: options.now });
   const workers: HearthWorker[] = [];
   const startWorker = async () => {
     sharedEngine ??= LlamaEngine.create();

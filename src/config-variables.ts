@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parseImageModels } from "./images/image-model-config.js";
 
@@ -18,6 +19,34 @@ const optionalString = z
 /** Storage backends by URL scheme (src/storage/open-blob-store.ts opens each). */
 export const STORAGE_SCHEMES = ["file"] as const;
 export type StorageLocation = { scheme: "file"; dir: string };
+
+const storageBackends = `the storage backends are ${STORAGE_SCHEMES.map((s) => `${s}://`).join(", ")}`;
+
+/** HEARTH_STORAGE_URL, parsed here once: a StorageLocation, or a problem the config reports. */
+function parseStorageUrl(text: string): StorageLocation | { problem: string } {
+  if (!URL.canParse(text)) return { problem: `not a URL; ${storageBackends}` };
+  const url = new URL(text);
+  if (url.protocol !== "file:") return { problem: storageBackends };
+  // new URL reads file:relative and file:./x as file:///relative and file:///x: refuse, not guess.
+  if (!/^file:\/\//i.test(text) || (url.host !== "" && url.host !== "localhost")) {
+    return { problem: "a file URL names an absolute path on this machine: file:///abs/path" };
+  }
+  try {
+    return { scheme: "file", dir: fileURLToPath(url) };
+  } catch (err) {
+    return { problem: (err as Error).message };
+  }
+}
+
+const storageUrl = optionalString.transform((text, ctx) => {
+  if (text === undefined) return undefined;
+  const parsed = parseStorageUrl(text);
+  if ("problem" in parsed) {
+    ctx.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  }
+  return parsed;
+});
 
 export interface VariableSpec {
   schema: z.ZodType;
@@ -61,14 +90,7 @@ export const variables = {
       "Where uploaded adapter files and converted artifacts are stored; API and workers must share it. Unset: <HEARTH_DATA_DIR>/storage.",
   },
   HEARTH_STORAGE_URL: {
-    schema: optionalString.pipe(
-      z
-        .url()
-        .refine((url) => STORAGE_SCHEMES.some((scheme) => url.startsWith(`${scheme}:`)), {
-          message: `the storage backends are ${STORAGE_SCHEMES.map((s) => `${s}://`).join(", ")}`,
-        })
-        .optional(),
-    ),
+    schema: storageUrl,
     description:
       "The storage backend, as a URL: file:///abs/path for local files (the only backend so far). Set, it wins over HEARTH_STORAGE_DIR; unset: file://<HEARTH_STORAGE_DIR>.",
   },

@@ -1,6 +1,5 @@
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import type { ImageModelSpec } from "./images/image-model-config.js";
 import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
@@ -93,9 +92,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisPrefix: r.HEARTH_REDIS_PREFIX,
     dataDir,
     modelDir: path.resolve(r.HEARTH_MODEL_DIR ?? path.join(dataDir, "models")),
-    storage: r.HEARTH_STORAGE_URL
-      ? { scheme: "file", dir: fileURLToPath(r.HEARTH_STORAGE_URL) }
-      : { scheme: "file", dir: path.resolve(r.HEARTH_STORAGE_DIR ?? path.join(dataDir, "storage")) },
+    storage: r.HEARTH_STORAGE_URL ?? {
+      scheme: "file",
+      dir: path.resolve(r.HEARTH_STORAGE_DIR ?? path.join(dataDir, "storage")),
+    },
     buildDemoModels: r.HEARTH_BUILD_DEMO_MODELS,
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {

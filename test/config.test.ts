@@ -47,6 +47,15 @@ describe("config", () => {
       expect(() => loadConfig({ HEARTH_STORAGE_URL: bad }), bad).toThrow(/HEARTH_STORAGE_URL/);
     }
     expect(() => loadConfig({ HEARTH_STORAGE_URL: "s3://bucket" })).toThrow(/the storage backends are file:\/\//);
+    expect(loadConfig({ HEARTH_STORAGE_URL: "file://localhost/srv/a%20b" }).storage).toEqual({
+      scheme: "file",
+      dir: "/srv/a b",
+    });
+    // Another host, or a relative path new URL would quietly make absolute: config errors, not a TypeError later.
+    for (const bad of ["file://fileserver/x", "file:./storage", "file:relative"]) {
+      expect(() => loadConfig({ HEARTH_STORAGE_URL: bad }), bad).toThrow(ConfigError);
+      expect(() => loadConfig({ HEARTH_STORAGE_URL: bad }), bad).toThrow(/file:\/\/\/abs\/path/);
+    }
   });
   it("documents every variable in the README table", async () => {
     const { readFile } = await import("node:fs/promises");

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { CliError, EXIT } from "../cli/exit-codes.js";
-import { describeError } from "../cli/main.js";
+import { describeCommandError } from "../cli/error-line.js";
 import { Output } from "../cli/output.js";
 import { registerAccountCommands } from "./account-commands.js";
 import { registerKeyCommands } from "./key-commands.js";
@@ -49,19 +49,21 @@ export async function runAdmin(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
     return EXIT.ok;
   } catch (error) {
-    const { code, message } = describeAdminError(error);
+    const named = program.commands.find((c) => c.name() === argv[0]);
+    const { code, message } = describeAdminError(error, named ? `${NAME} ${named.name()}` : NAME);
     if (message) out.error(message);
     if (code === EXIT.usage) process.stderr.write(`${USAGE}\n`);
     return code;
   }
 }
 
-function describeAdminError(error: unknown): { code: number; message: string } {
+function describeAdminError(error: unknown, command: string): { code: number; message: string } {
   if (error instanceof CommanderError && error.code === "commander.unknownCommand") {
     const name = /'([^']+)'/.exec(error.message)?.[1] ?? "";
     return { code: EXIT.usage, message: `Unknown command "${name}".` };
   }
-  if (error instanceof CommanderError || error instanceof CliError) return describeError(error, NAME);
+  const common = describeCommandError(error, command);
+  if (common) return common;
   // The database's own words, with their causes (drizzle wraps the driver's errors).
   const parts: string[] = [];
   for (let e: unknown = error; e !== undefined && parts.length < 5; e = e instanceof Error ? e.cause : undefined) {

@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, Option } from "commander";
 import { HEARTH_VERSION } from "../package-info.js";
 import { HearthApiError, HearthConnectionError } from "./api-client.js";
 import type { Verbs } from "./command-kit.js";
@@ -7,7 +7,8 @@ import { registerDeploymentCommands } from "./commands/deployments.js";
 import { registerModelCommands } from "./commands/models.js";
 import { registerUpgradeCommand } from "./commands/upgrade.js";
 import { registerVersionCommand } from "./commands/version.js";
-import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
+import { describeCommandError, withHint } from "./error-line.js";
+import { EXIT, type ExitCode } from "./exit-codes.js";
 import { Output } from "./output.js";
 
 /**
@@ -90,23 +91,13 @@ function errorOutput(program: Command): Output {
 
 /** An exit code and the one line that says what went wrong and what to do next. */
 export function describeError(error: unknown, command = "hearth"): { code: ExitCode; message: string } {
-  if (error instanceof CommanderError) {
-    // --help and --cli-version (0); a verb without its noun shows its help (a usage error).
-    if (["commander.help", "commander.helpDisplayed", "commander.version"].includes(error.code)) {
-      return { code: error.exitCode === 0 ? EXIT.ok : EXIT.usage, message: "" };
-    }
-    const text = error.message.replace(/^error: /, "").replace(/\.$/, "");
-    return {
-      code: EXIT.usage,
-      message: `${text.charAt(0).toUpperCase()}${text.slice(1)}. Run \`${command} --help\` for usage.`,
-    };
-  }
-  if (error instanceof CliError) return { code: error.exitCode, message: join(error.message, error.hint) };
+  const common = describeCommandError(error, command);
+  if (common) return common;
   if (error instanceof HearthApiError) {
     if (error.status === 401) {
       return {
         code: EXIT.notSignedIn,
-        message: join(
+        message: withHint(
           `The server refused the API key: ${error.message}`,
           "Run `hearth signin` again, or check --api-key / HEARTH_API_KEY.",
         ),
@@ -117,14 +108,14 @@ export function describeError(error: unknown, command = "hearth"): { code: ExitC
         /account/i.test(error.message) && !/models\//.test(error.message)
           ? "See your accounts with `hearth list accounts`."
           : "See the models with `hearth list models`.";
-      return { code: EXIT.notFound, message: join(error.message, hint) };
+      return { code: EXIT.notFound, message: withHint(error.message, hint) };
     }
-    return { code: EXIT.failure, message: join(error.message, serverHint(error)) };
+    return { code: EXIT.failure, message: withHint(error.message, serverHint(error)) };
   }
   if (error instanceof HearthConnectionError) {
     return {
       code: EXIT.failure,
-      message: join(
+      message: withHint(
         error.message,
         "Is it running? Pass --server, set HEARTH_BASE_URL, or run `hearth signin` to choose the server.",
       ),
@@ -132,12 +123,12 @@ export function describeError(error: unknown, command = "hearth"): { code: ExitC
   }
   const errno = error as NodeJS.ErrnoException;
   if (errno instanceof Error && typeof errno.code === "string" && errno.path !== undefined) {
-    return { code: EXIT.failure, message: join(errno.message, "Check the path and its permissions.") };
+    return { code: EXIT.failure, message: withHint(errno.message, "Check the path and its permissions.") };
   }
   const text = error instanceof Error ? error.message : String(error);
   return {
     code: EXIT.failure,
-    message: join(`Unexpected error: ${text}`, "Please report it with the command you ran."),
+    message: withHint(`Unexpected error: ${text}`, "Please report it with the command you ran."),
   };
 }
 
@@ -147,11 +138,6 @@ function serverHint(error: HearthApiError): string {
   if (error.status === 429 || error.status >= 500)
     return "Retry shortly; if it persists, check the server (GET /readyz).";
   return error.param ? `Check ${error.param}.` : "";
-}
-
-function join(message: string, hint: string | undefined): string {
-  const sentence = /[.!?]$/.test(message.trim()) ? message.trim() : `${message.trim()}.`;
-  return hint ? `${sentence} ${hint}` : sentence;
 }
 
 /** The command the arguments name, e.g. `hearth create model`, for pointing at its --help. */

@@ -18,6 +18,7 @@ from hearth import error
 codes = json.loads(sys.argv[1])
 print(json.dumps({
     "statusByCode": error._status_by_code,
+    "classStatuses": sorted(error._by_status),
     "classByCode": {c: type(error.error_from_body({"error": {"code": c, "message": "m"}})).__name__ for c in codes},
     "classByStatus": {s: type(error.error_from_status(s, None)).__name__ for s in sorted({v["status"] for v in json.loads(sys.argv[2]).values()})},
 }))
@@ -25,6 +26,8 @@ print(json.dumps({
 
 interface PythonTable {
   statusByCode: Record<string, number>;
+  /** The statuses the client has a class of its own for (the rest are APIError). */
+  classStatuses: number[];
   classByCode: Record<string, string>;
   classByStatus: Record<string, string>;
 }
@@ -44,5 +47,8 @@ describe("the Python client's error table", () => {
       expect(py.classByCode[code], code).toBe(py.classByStatus[String(status)]);
       if (status !== 500) expect(py.classByCode[code], code).not.toBe("APIError");
     }
+    // And no class for a status the server no longer answers with.
+    const classed = [...new Set(Object.values(serverStatuses))].filter((s) => s !== 500).sort((a, b) => a - b);
+    expect(py.classStatuses).toEqual(classed);
   });
 });

@@ -4,13 +4,11 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../src/bench/child-process.js";
 import { liveWorkers } from "../../src/queues/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
+import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
-import { testModelDir } from "../helpers/test-models.js";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /**
  * The scale-out shape for images: an API on PostgreSQL and, in a process of its own, a
@@ -27,19 +25,7 @@ describe("a worker process with only the image role", () => {
     hearth = await startTestHearth({ backend: "postgres", worker: false, env: { HEARTH_QUEUE_TIMEOUT_MS: "1000" } });
     redis = new Redis(hearth.config.redisUrl);
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-image-worker-"));
-    worker = HearthChild.spawn("worker", "src/workers/main.ts", {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        REDIS_URL: hearth.config.redisUrl,
-        HEARTH_REDIS_PREFIX: hearth.config.redisPrefix,
-        HEARTH_DATA_DIR: dataDir,
-        HEARTH_MODEL_DIR: testModelDir,
-        HEARTH_BUILD_DEMO_MODELS: "false",
-        HEARTH_WORKER_ROLES: "image",
-        HEARTH_LOG_LEVEL: "warn",
-      },
-    });
+    worker = spawnWorker(hearth, dataDir, { HEARTH_WORKER_ROLES: "image" });
     await eventually(async () => {
       if (!worker.running) throw worker.failure("starting");
       const workers = await liveWorkers(redis, hearth.config.redisPrefix);

@@ -3,14 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../src/bench/child-process.js";
 import { leaseKey } from "../../src/queues/stream.js";
 import { liveWorkers } from "../../src/queues/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
+import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
-import { testModelDir } from "../helpers/test-models.js";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 const MODEL = "accounts/hearth/models/hearth-tiny";
 
 /**
@@ -29,23 +28,7 @@ describe("a worker that dies mid-request", () => {
     redis = new Redis(hearth.config.redisUrl);
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-worker-death-"));
     for (let i = 0; i < 3; i++) {
-      workers.push(
-        HearthChild.spawn(`worker ${i}`, "src/workers/main.ts", {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            REDIS_URL: hearth.config.redisUrl,
-            HEARTH_REDIS_PREFIX: hearth.config.redisPrefix,
-            HEARTH_DATA_DIR: dataDir,
-            HEARTH_MODEL_DIR: testModelDir,
-            HEARTH_BUILD_DEMO_MODELS: "false",
-            HEARTH_WORKER_ROLES: "text",
-            HEARTH_WORKER_THREADS: "1",
-            HEARTH_CONTEXT_SIZE: "512",
-            HEARTH_LOG_LEVEL: "warn",
-          },
-        }),
-      );
+      workers.push(spawnWorker(hearth, dataDir, { HEARTH_WORKER_ROLES: "text" }, `worker ${i}`));
     }
     await eventually(async () => {
       for (const w of workers) if (!w.running) throw w.failure("starting");

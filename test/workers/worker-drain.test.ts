@@ -3,13 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../src/bench/child-process.js";
 import { liveWorkers } from "../../src/queues/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
+import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
-import { testModelDir } from "../helpers/test-models.js";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /**
  * SIGTERM on a worker process mid-stream: the stream finishes when it fits in
@@ -31,21 +29,9 @@ describe("a worker told to stop (SIGTERM)", () => {
   });
 
   async function startWorker(drainMs: number): Promise<HearthChild> {
-    const worker = HearthChild.spawn("worker", "src/workers/main.ts", {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        REDIS_URL: hearth.config.redisUrl,
-        HEARTH_REDIS_PREFIX: hearth.config.redisPrefix,
-        HEARTH_DATA_DIR: dataDir,
-        HEARTH_MODEL_DIR: testModelDir,
-        HEARTH_BUILD_DEMO_MODELS: "false",
-        HEARTH_WORKER_ROLES: "text",
-        HEARTH_WORKER_THREADS: "1",
-        HEARTH_CONTEXT_SIZE: "512",
-        HEARTH_WORKER_DRAIN_MS: String(drainMs),
-        HEARTH_LOG_LEVEL: "warn",
-      },
+    const worker = spawnWorker(hearth, dataDir, {
+      HEARTH_WORKER_ROLES: "text",
+      HEARTH_WORKER_DRAIN_MS: String(drainMs),
     });
     await eventually(async () => {
       if (!worker.running) throw worker.failure("starting");

@@ -141,6 +141,23 @@ export const variables = {
     default: "30000",
     description: "A request no worker has taken within this time fails with 503.",
   },
+  HEARTH_FIRST_TOKEN_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: "60000",
+    description:
+      "Once a worker has started a request, the longest wait for its first token (or image step, or embeddings) before it fails with 503.",
+  },
+  HEARTH_INTER_TOKEN_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: "30000",
+    description: "The longest wait between two tokens (or image steps) of a running request before it fails with 503.",
+  },
+  HEARTH_STREAM_RETENTION_MS: {
+    schema: int(1_000, 86_400_000),
+    default: "300000",
+    description:
+      "How long a streamed completion's events stay in Redis after its last one, for `GET /v1/streams/<request_id>` to resume it.",
+  },
   HEARTH_MAX_QUEUE_DEPTH: {
     schema: int(1, 1_000_000),
     default: "256",

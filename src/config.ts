@@ -54,6 +54,9 @@ export interface Config {
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
   readonly maxQueueDepth: number;
+  readonly firstTokenTimeoutMs: number;
+  readonly interTokenTimeoutMs: number;
+  readonly streamRetentionMs: number;
   readonly authCacheTtlMs: number;
   readonly modelCacheTtlMs: number;
   readonly maxBodyBytes: number;
@@ -123,6 +126,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
     maxQueueDepth: r.HEARTH_MAX_QUEUE_DEPTH,
+    firstTokenTimeoutMs: r.HEARTH_FIRST_TOKEN_TIMEOUT_MS,
+    interTokenTimeoutMs: r.HEARTH_INTER_TOKEN_TIMEOUT_MS,
+    streamRetentionMs: r.HEARTH_STREAM_RETENTION_MS,
     authCacheTtlMs: r.HEARTH_AUTH_CACHE_TTL_MS,
     modelCacheTtlMs: r.HEARTH_MODEL_CACHE_TTL_MS,
     maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,

@@ -12,6 +12,7 @@ import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
 import { embeddingsRoutes } from "./openai/embeddings.js";
 import { modelsRoutes } from "./openai/models.js";
+import { streamsRoutes } from "./openai/streams.js";
 import { serviceRoutes } from "./service-routes.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
@@ -54,6 +55,7 @@ export function createApp(deps: AppDeps) {
     completionsRoutes,
     chatCompletionsRoutes,
     embeddingsRoutes,
+    streamsRoutes,
     modelsRoutes,
     accountRoutes,
     modelRoutes,

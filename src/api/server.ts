@@ -6,7 +6,7 @@ import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
 import type { Logger } from "../logger.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
-import { InferenceClient } from "../queues/inference-client.js";
+import { InferenceClient, inferenceClientOptions } from "../queues/inference-client.js";
 import { ModelChanges } from "../queues/model-changes.js";
 import { ReplyHub } from "../queues/reply-hub.js";
 import { createApp } from "./app.js";
@@ -59,11 +59,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   });
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
   const queues = new ProducerQueues(redis, config.redisPrefix);
-  const inference = new InferenceClient(redis, queues, hub, {
-    prefix: config.redisPrefix,
-    queueTimeoutMs: config.queueTimeoutMs,
-    maxQueueDepth: config.maxQueueDepth,
-  });
+  const inference = new InferenceClient(redis, queues, hub, inferenceClientOptions(config));
   const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
   await modelChanges.listen(subscriber);

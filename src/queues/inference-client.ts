@@ -1,17 +1,29 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { withTimeout } from "../process/with-timeout.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
 import { queueUnavailable, type ProducerQueues } from "./producer-queues.js";
-import type { ReplyHub } from "./reply-hub.js";
-import { LEASE_CHECK_MS, leaseKey, publishCancel, type StreamEvent } from "./stream.js";
+import type { EventInbox, ReplyHub } from "./reply-hub.js";
+import {
+  decodeMessage,
+  eventLogKey,
+  LEASE_CHECK_MS,
+  leaseKey,
+  LOG_META_ID,
+  logEntryId,
+  ORPHAN_GRACE_MS,
+  publishCancel,
+  routeKey,
+  type SequencedEvent,
+} from "./stream.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo">;
+export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo" | "logTtlMs">;
 /** An image request; `requestId` is the caller's, since its uploaded images are already stored under it. */
-export type ImageRequestPayload = Omit<ImagePayload, "replyTo">;
+export type ImageRequestPayload = Omit<ImagePayload, "replyTo" | "logTtlMs">;
 
 type StreamedJob = "inference" | "image";
 
@@ -19,15 +31,69 @@ export interface InferenceClientOptions {
   prefix: string;
   queueTimeoutMs: number;
   maxQueueDepth: number;
+  /** How long a resumable request's events stay readable after its last one. */
+  streamRetentionMs: number;
+  /** Once a worker runs the request: the longest wait for its first event, and between two events. */
+  firstTokenTimeoutMs: number;
+  interTokenTimeoutMs: number;
+}
+
+/** The client's options, as configured (config.ts). */
+export function inferenceClientOptions(
+  config: Pick<
+    Config,
+    | "redisPrefix"
+    | "queueTimeoutMs"
+    | "maxQueueDepth"
+    | "streamRetentionMs"
+    | "firstTokenTimeoutMs"
+    | "interTokenTimeoutMs"
+  >,
+): InferenceClientOptions {
+  const { redisPrefix: prefix, queueTimeoutMs, maxQueueDepth } = config;
+  const { streamRetentionMs, firstTokenTimeoutMs, interTokenTimeoutMs } = config;
+  return { prefix, queueTimeoutMs, maxQueueDepth, streamRetentionMs, firstTokenTimeoutMs, interTokenTimeoutMs };
+}
+
+export interface RunOptions {
+  /** The request's ID (what the API returns as `x-request-id`); a new one when absent. */
+  requestId?: string;
+  /**
+   * Keep the events so that `accountId` can resume the request on any API process; `view` is
+   * whatever the resuming route needs to render them as the first response did.
+   */
+  resumable?: { accountId: string; view: unknown };
+}
+
+/** A request being resumed: the `view` it was started with, and all its events, from the first. */
+export interface ResumedStream {
+  view: unknown;
+  events: AsyncGenerator<SequencedEvent, void, undefined>;
+}
+
+/** What the log's meta entry (stream.ts LOG_META_ID) holds. */
+interface LogMeta {
+  accountId: string;
+  queue: string;
+  view: unknown;
 }
 
 const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
+
+/** How one request is being followed: its queue and inbox, and whether a client may resume it. */
+interface Following {
+  requestId: string;
+  queue: Queue;
+  inbox: EventInbox;
+  resumable: boolean;
+}
 
 /**
  * The producer side of inference: enqueue a job, then yield its events from the
  * reply hub until `done` or `error`. A request no worker takes within the queue
  * timeout is withdrawn and fails with 503; an aborted request is withdrawn if
- * still queued and cancelled if running.
+ * still queued and cancelled if running (a resumable one only once nobody has
+ * resumed it within ORPHAN_GRACE_MS).
  */
 export class InferenceClient {
   constructor(
@@ -37,75 +103,142 @@ export class InferenceClient {
     private readonly options: InferenceClientOptions,
   ) {}
 
-  run(request: InferenceRequest, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
-    return this.stream("inference", { ...request, requestId: randomUUID(), replyTo: this.hub.channel }, signal);
+  run(
+    request: InferenceRequest,
+    signal: AbortSignal,
+    options: RunOptions = {},
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
+    const requestId = options.requestId ?? randomUUID();
+    return this.stream("inference", { ...request, requestId, replyTo: this.hub.channel }, signal, options.resumable);
   }
 
   /** An image job on its model's queue: `progress` events, then `done` with the images' keys. */
-  runImage(request: ImageRequestPayload, signal: AbortSignal): AsyncGenerator<StreamEvent, void, undefined> {
-    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal);
+  runImage(request: ImageRequestPayload, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
+    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined);
+  }
+
+  /**
+   * Resumes a resumable request started on any API process: its events so far from the log,
+   * then the live rest (this process takes the request's route first, so nothing falls
+   * between the two). Not found when the log is gone (expired) or is another account's.
+   */
+  async resume(requestId: string, accountId: string, signal: AbortSignal): Promise<ResumedStream> {
+    const log = eventLogKey(this.options.prefix, requestId);
+    const [metaEntry] = await this.redisCall(() => this.redis.xrange(log, LOG_META_ID, LOG_META_ID));
+    const meta = metaEntry ? (JSON.parse(metaEntry[1][1]!) as LogMeta) : undefined;
+    if (!meta || meta.accountId !== accountId) {
+      throw new AppError(
+        "not_found",
+        `There is no stream ${requestId} to resume: its events are kept ${this.options.streamRetentionMs / 1000} s after the last one.`,
+        { param: "request_id" },
+      );
+    }
+    const inbox = this.hub.inbox(requestId);
+    try {
+      const route = routeKey(this.options.prefix, requestId);
+      await this.redisCall(() => this.redis.set(route, this.hub.channel, "PX", this.options.streamRetentionMs));
+      const entries = await this.redisCall(() => this.redis.xrange(log, logEntryId(1), "+"));
+      inbox.prepend(entries.map(([, fields]) => decodeMessage(fields[1]!)).filter((e) => e !== undefined));
+    } catch (error) {
+      inbox.close();
+      throw error;
+    }
+    const following = { requestId, queue: this.queues.get(meta.queue), inbox, resumable: true };
+    return { view: meta.view, events: this.follow(following, signal) };
   }
 
   private async *stream(
     name: StreamedJob,
     payload: InferencePayload | ImagePayload,
     signal: AbortSignal,
-  ): AsyncGenerator<StreamEvent, void, undefined> {
+    resumable: RunOptions["resumable"],
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
     const { requestId } = payload;
+    const queue = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
     const inbox = this.hub.inbox(requestId);
-    let finished = false;
+    let job: Job;
+    try {
+      if (resumable) {
+        const meta: LogMeta = { accountId: resumable.accountId, queue: queue.name, view: resumable.view };
+        await this.redisCall(() => this.startLog(requestId, meta));
+      }
+      const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
+      job = await this.enqueue(queue, name, { ...payload, logTtlMs });
+    } catch (error) {
+      inbox.close();
+      throw error;
+    }
+    yield* this.follow({ requestId: job.id!, queue, inbox, resumable: resumable !== undefined }, signal);
+  }
+
+  /** Writes a resumable request's log meta, before its job exists (so before any event). */
+  private async startLog(requestId: string, meta: LogMeta): Promise<void> {
+    const log = eventLogKey(this.options.prefix, requestId);
+    await this.redis
+      .multi()
+      .xadd(log, LOG_META_ID, "m", JSON.stringify(meta))
+      .pexpire(log, this.options.streamRetentionMs)
+      .exec();
+  }
+
+  /**
+   * Yields a request's events until `done` or `error`, each once (by `seq`), and ends it
+   * early when its worker dies, when no worker takes it in time, or when its worker goes
+   * quiet for longer than the event timeouts.
+   */
+  private async *follow(f: Following, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
+    const { requestId, queue, inbox } = f;
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
+    const progress = { events: 0, lastEventAt: Date.now() };
+    let finished = false;
+    let lastSeq = 0;
+    // Until the first event, check every queue timeout that a worker has the job.
+    let deadline: NodeJS.Timeout | undefined;
+    const arm = () => {
+      deadline = setTimeout(async () => {
+        if ((await this.stillPending(requestId, queue, inbox)) && progress.events === 0) arm();
+      }, this.options.queueTimeoutMs);
+    };
+    arm();
+    const watchdog = this.watch(requestId, inbox, progress);
     try {
-      const queue = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
-      const job = await this.enqueue(queue, name, payload);
-      // Until the first event, check every queue timeout that a worker has the job.
-      let deadline: NodeJS.Timeout | undefined;
-      const arm = () => {
-        deadline = setTimeout(async () => {
-          if ((await this.stillPending(job.id!, queue, inbox)) && first) arm();
-        }, this.options.queueTimeoutMs);
-      };
-      let first = true;
-      arm();
-      const watchdog = this.watchLease(requestId, inbox);
-      try {
-        for (;;) {
-          const event = await inbox.next();
-          if (event === undefined) {
-            if (signal.aborted) return;
-            throw new AppError("unavailable", inbox.closedBecause ?? "The server is shutting down; please retry.");
-          }
-          if (first) {
-            first = false;
-            clearTimeout(deadline);
-          }
-          if (event.type === "error") {
-            finished = true;
-            throw new AppError(event.error.code, event.error.message, { param: event.error.param });
-          }
-          if (event.type === "done") {
-            finished = true;
-            // The caller is still here, so the worker cut the answer short itself (shutdown):
-            // an honest ending is an error, never a "stop" over text that is not complete.
-            if (event.choices.some((c) => c.finishReason === "cancelled")) {
-              throw new AppError(
-                "unavailable",
-                "The worker stopped before the answer was complete (it is shutting down); please retry.",
-              );
-            }
-          }
-          yield event;
-          if (finished) return;
+      for (;;) {
+        const event = await inbox.next();
+        if (event === undefined) {
+          if (signal.aborted) return;
+          throw new AppError("unavailable", inbox.closedBecause ?? "The server is shutting down; please retry.");
         }
-      } finally {
-        clearTimeout(deadline);
-        clearInterval(watchdog);
-        if (!finished) await this.withdraw(job.id!, queue, requestId);
+        if (event.seq !== undefined) {
+          if (event.seq <= lastSeq) continue; // read from the log and received live: already yielded
+          lastSeq = event.seq;
+        }
+        if (progress.events++ === 0) clearTimeout(deadline);
+        progress.lastEventAt = Date.now();
+        if (event.type === "error") {
+          finished = true;
+          throw new AppError(event.error.code, event.error.message, { param: event.error.param });
+        }
+        if (event.type === "done") {
+          finished = true;
+          // Workers end work they cut short with an error event; a "cancelled" choice in a
+          // `done` is still never passed on as complete.
+          if (event.choices.some((c) => c.finishReason === "cancelled")) {
+            throw new AppError("unavailable", "The worker stopped before the answer was complete; please retry.");
+          }
+        }
+        yield event;
+        if (finished) return;
       }
     } finally {
+      clearTimeout(deadline);
+      clearInterval(watchdog);
       signal.removeEventListener("abort", onAbort);
       inbox.close();
+      if (!finished) {
+        if (f.resumable && signal.aborted) this.releaseLater(f);
+        else await this.withdraw(f);
+      }
     }
   }
 
@@ -143,7 +276,7 @@ export class InferenceClient {
    * Called when no event arrived in time. Fails the request if no worker has taken it
    * or the worker that took it is gone; true while a worker is still on it.
    */
-  private async stillPending(jobId: string, queue: Queue, inbox: { push(e: StreamEvent): void }): Promise<boolean> {
+  private async stillPending(jobId: string, queue: Queue, inbox: EventInbox): Promise<boolean> {
     const state = await queue.getJobState(jobId).catch(() => "unknown");
     if (WAITING_STATES.has(state)) {
       const removed = await queue.remove(jobId).then(
@@ -174,41 +307,72 @@ export class InferenceClient {
   }
 
   /**
-   * Watches the lease of the worker running the request (stream.ts): once seen, a lease that
-   * is gone means that worker died, and the request ends now with an error, whatever it has
-   * already sent. A lease never seen is the queue timeout's business.
+   * Watches the request from the side: the lease of the worker running it (stream.ts), and
+   * the time since its last event. A lease once seen that is gone means that worker died; a
+   * worker that holds its lease but sends nothing for longer than the event timeouts is stuck.
+   * Either way the request ends now with an error, whatever it has already sent. A lease never
+   * seen is the queue timeout's business.
    */
-  private watchLease(requestId: string, inbox: { push(e: StreamEvent): void }): NodeJS.Timeout {
-    let seen = false;
+  private watch(
+    requestId: string,
+    inbox: EventInbox,
+    progress: { events: number; lastEventAt: number },
+  ): NodeJS.Timeout {
+    let leaseSeenAt: number | undefined;
     const key = leaseKey(this.options.prefix, requestId);
+    const fail = (message: string) => {
+      clearInterval(timer);
+      inbox.push({ type: "error", error: { code: "unavailable", message, param: null } });
+    };
     const timer = setInterval(async () => {
       if (this.redis.status !== "ready") return; // losing Redis ends the request by itself (reply-hub.ts)
       // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
       const held = await this.redis.exists(key).catch(() => undefined);
-      if (held === 1) seen = true;
-      else if (held === 0 && seen) {
-        clearInterval(timer);
-        inbox.push({
-          type: "error",
-          error: {
-            code: "unavailable",
-            message: "The worker running this request stopped; please retry.",
-            param: null,
-          },
-        });
+      const now = Date.now();
+      if (held === 1) leaseSeenAt ??= now;
+      else if (held === 0 && leaseSeenAt !== undefined) {
+        return fail("The worker running this request stopped; please retry.");
+      }
+      if (leaseSeenAt === undefined) return;
+      const first = progress.events === 0;
+      const limit = first ? this.options.firstTokenTimeoutMs : this.options.interTokenTimeoutMs;
+      if (now - Math.max(leaseSeenAt, progress.lastEventAt) > limit) {
+        fail(
+          first
+            ? `The worker sent nothing for ${limit} ms after it started the request; please retry.`
+            : `The worker sent nothing for ${limit} ms in the middle of the answer; please retry.`,
+        );
       }
     }, LEASE_CHECK_MS);
     return timer;
   }
 
-  /** The caller went away or the stream failed: take the job back or cancel it. */
-  private async withdraw(jobId: string, queue: Queue, requestId: string) {
-    const removed = await queue.remove(jobId).then(
+  /**
+   * The client left a resumable request: a client may resume it (here or on another API
+   * process) within ORPHAN_GRACE_MS; after that, unless one did, it is withdrawn.
+   */
+  private releaseLater(f: Following): void {
+    setTimeout(() => void this.withdraw(f), ORPHAN_GRACE_MS).unref();
+  }
+
+  /**
+   * The caller went away or the stream failed: take the job back or cancel it. A resumable
+   * request that someone now reads (a newer connection here, or another API process holds
+   * its route) is left alone.
+   */
+  private async withdraw(f: Following): Promise<void> {
+    const { requestId, queue } = f;
+    if (f.resumable) {
+      if (this.hub.isOpen(requestId)) return;
+      const route = await this.redis.get(routeKey(this.options.prefix, requestId)).catch(() => null);
+      if (route !== null && route !== this.hub.channel) return;
+    }
+    const removed = await queue.remove(requestId).then(
       (n) => n === 1,
       () => false,
     );
     // With Redis unreachable the cancel cannot go out either; the request has already ended
-    // for its caller, and the worker's job ends at max_tokens into a channel nobody reads.
+    // for its caller, and the worker stops the job once it finds nobody listening (stream.ts).
     if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
   }
 

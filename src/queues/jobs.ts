@@ -66,6 +66,8 @@ const requestBase = {
   requestId: z.string().min(1),
   /** The reply channel of the API instance that waits for the answer. */
   replyTo: z.string().min(1),
+  /** Keep the request's events for resuming this long after the last one (stream.ts); absent or 0: not kept. */
+  logTtlMs: z.number().int().min(0).optional(),
   model: modelTargetSchema,
 };
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { waitForRedis } from "./connection.js";
-import { channels, decodeMessage, type StreamEvent } from "./stream.js";
+import { channels, decodeMessage, type SequencedEvent } from "./stream.js";
 
 /**
  * The API side of the stream contract: one subscriber connection and one channel
@@ -23,7 +23,7 @@ export class ReplyHub {
       const decoded = decodeMessage(message);
       if (!decoded) return;
       const { id, ...event } = decoded;
-      this.open.get(id)?.push(event as StreamEvent);
+      this.open.get(id)?.push(event);
     });
     // Messages published while the connection is down are lost for good, so a request
     // waiting on it can no longer be answered whole: end it now rather than let it hang.
@@ -41,11 +41,22 @@ export class ReplyHub {
     return hub;
   }
 
-  /** Starts collecting the events of one request. Close the inbox when done. */
+  /**
+   * Starts collecting the events of one request. Close the inbox when done. A request has
+   * one inbox per process: a newer one (the client resumed here) closes the older.
+   */
   inbox(requestId: string): EventInbox {
-    const inbox = new EventInbox(() => this.open.delete(requestId));
+    this.open.get(requestId)?.close(SUPERSEDED);
+    const inbox = new EventInbox(() => {
+      if (this.open.get(requestId) === inbox) this.open.delete(requestId);
+    });
     this.open.set(requestId, inbox);
     return inbox;
+  }
+
+  /** Whether someone here is reading the request's events. */
+  isOpen(requestId: string): boolean {
+    return this.open.has(requestId);
   }
 
   get pending(): number {
@@ -58,19 +69,20 @@ export class ReplyHub {
   }
 }
 
+const SUPERSEDED = "The stream was resumed by a newer connection.";
 const CONNECTION_LOST = "The connection to the queue (Redis) was lost while the request ran; please retry.";
 
 /** The events of one request, in arrival order. */
 export class EventInbox {
-  private readonly buffered: StreamEvent[] = [];
-  private waiter: ((event: StreamEvent | undefined) => void) | undefined;
+  private readonly buffered: SequencedEvent[] = [];
+  private waiter: ((event: SequencedEvent | undefined) => void) | undefined;
   private closed = false;
   /** Why the inbox was closed other than by its owner, if it was. */
   closedBecause: string | undefined;
 
   constructor(private readonly onClose: () => void) {}
 
-  push(event: StreamEvent): void {
+  push(event: SequencedEvent): void {
     if (this.closed) return;
     if (this.waiter) {
       const w = this.waiter;
@@ -81,8 +93,13 @@ export class EventInbox {
     }
   }
 
+  /** Puts events read elsewhere (a resumed request's log) ahead of those that arrived. */
+  prepend(events: SequencedEvent[]): void {
+    this.buffered.unshift(...events);
+  }
+
   /** The next event; undefined once closed. */
-  next(): Promise<StreamEvent | undefined> {
+  next(): Promise<SequencedEvent | undefined> {
     const event = this.buffered.shift();
     if (event) return Promise.resolve(event);
     if (this.closed) return Promise.resolve(undefined);

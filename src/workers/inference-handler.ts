@@ -1,5 +1,5 @@
 import { checkEmbeddingTarget, type InferencePayload, type Sampling } from "../queues/jobs.js";
-import type { FinishReason, StreamEvent } from "../queues/stream.js";
+import { embeddingEvents, type FinishReason, type StreamEvent } from "../queues/stream.js";
 import type { EngineContext, EngineModel, GenerateResult } from "./engine/engine.js";
 
 /** What the inference handler needs from the worker around it. */
@@ -32,7 +32,8 @@ export async function runInference(
   if (payload.kind === "embedding") {
     const { vectors, promptTokens } = await target.model.embed(payload.inputs, signal);
     const usage = { promptTokens, completionTokens: 0 };
-    emit({ type: "done", choices: [], usage, embeddings: vectors });
+    for (const event of embeddingEvents(vectors)) emit(event);
+    emit({ type: "done", choices: [], usage });
     return { finishReasons: [], usage };
   }
 

@@ -3,8 +3,16 @@ import type { Redis } from "ioredis";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { ReplyPublisher } from "../queues/reply-publisher.js";
-import { LEASE_REFRESH_MS, LEASE_TTL_MS, leaseKey, publishEvent, type StreamEvent } from "../queues/stream.js";
-import type { Cancellations } from "./cancellations.js";
+import {
+  LEASE_REFRESH_MS,
+  leaseKey,
+  ORPHAN_GRACE_MS,
+  renewLease,
+  sendEvent,
+  type ReplyAddress,
+  type StreamEvent,
+} from "../queues/stream.js";
+import { cancelReason, type Cancellations } from "./cancellations.js";
 
 export interface JobFinished<T = unknown> {
   requestId: string;
@@ -28,27 +36,37 @@ export interface StreamedJobDeps {
 /**
  * Runs a job whose events stream back to the API that waits for it (inference, images):
  * `work` gets the request's cancel signal and `emit`; whatever it throws becomes the
- * `error` event, so the stream always ends. The job ends once its reply is out, so a
- * closing worker loses none of it.
+ * `error` event, so the stream always ends. Work cut short by a cancel ends with the
+ * cancel's reason as its error event, never a `done` that would pass for complete. The job
+ * ends once its reply is out, so a closing worker loses none of it.
  */
 export async function runStreamedJob<T>(
   deps: StreamedJobDeps,
-  payload: { requestId: string; replyTo: string },
+  payload: { requestId: string; replyTo: string; logTtlMs?: number },
   work: (signal: AbortSignal, emit: (event: StreamEvent) => void) => Promise<T>,
 ): Promise<T | undefined> {
   const { requestId } = payload;
-  const reply = new ReplyPublisher((event) => publishEvent(deps.publisher, payload.replyTo, requestId, event));
-  const emit = (event: StreamEvent) => reply.publish(event);
+  const to: ReplyAddress = {
+    prefix: deps.prefix,
+    requestId,
+    replyTo: payload.replyTo,
+    logTtlMs: payload.logTtlMs ?? 0,
+  };
+  let seq = 0;
+  const reply = new ReplyPublisher((event) => sendEvent(deps.publisher, to, ++seq, event));
   const signal = deps.cancellations.start(requestId);
-  const lease = await holdLease(deps, requestId);
+  const emit = (event: StreamEvent) =>
+    reply.publish(signal.aborted && cutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event);
+  const lease = await holdLease(deps, to);
   deps.events.emit("job-started", { requestId });
   try {
     const outcome = await work(signal, emit);
     deps.events.emit("job-finished", { requestId, outcome } satisfies JobFinished);
     return outcome;
   } catch (cause) {
-    const error =
-      cause instanceof AppError
+    const error = signal.aborted
+      ? cancelReason(signal)
+      : cause instanceof AppError
         ? cause
         : new AppError("internal", `The worker could not run the request: ${(cause as Error)?.message ?? cause}`, {
             cause,
@@ -64,10 +82,28 @@ export async function runStreamedJob<T>(
   }
 }
 
-/** Takes the job's lease (stream.ts) before its first event, and keeps it until released. */
-async function holdLease(deps: StreamedJobDeps, requestId: string): Promise<{ release(): Promise<void> }> {
-  const key = leaseKey(deps.prefix, requestId);
-  const renew = () => deps.publisher.set(key, deps.workerId, "PX", LEASE_TTL_MS);
+/** A `done` of work that was stopped: some choice did not finish, or an image job's images are not all there. */
+function cutShort(event: StreamEvent): boolean {
+  return event.type === "done" && event.choices.some((c) => c.finishReason === "cancelled");
+}
+
+/**
+ * Takes the job's lease (stream.ts) before its first event, and keeps it until released.
+ * Each renewal also counts the API processes listening on the request's route: nobody for
+ * ORPHAN_GRACE_MS, and the job is cancelled (its requester is gone).
+ */
+async function holdLease(deps: StreamedJobDeps, to: ReplyAddress): Promise<{ release(): Promise<void> }> {
+  const { requestId } = to;
+  let unheardSince: number | undefined;
+  const renew = async () => {
+    const listeners = await renewLease(deps.publisher, to, deps.workerId);
+    if (listeners > 0) unheardSince = undefined;
+    else if (unheardSince === undefined) unheardSince = Date.now();
+    else if (Date.now() - unheardSince >= ORPHAN_GRACE_MS) {
+      deps.log.info("job orphaned: nobody listens on its route", { requestId });
+      deps.cancellations.cancel(requestId, orphaned());
+    }
+  };
   await renew().catch((err: unknown) =>
     deps.log.warn("could not take a job's lease", { requestId, error: String(err) }),
   );
@@ -80,8 +116,14 @@ async function holdLease(deps: StreamedJobDeps, requestId: string): Promise<{ re
     async release() {
       clearInterval(timer);
       await deps.publisher
-        .del(key)
+        .del(leaseKey(to.prefix, requestId))
         .catch((err: unknown) => deps.log.debug("lease not released (it expires)", { requestId, error: String(err) }));
     },
   };
 }
+
+const orphaned = () =>
+  new AppError(
+    "unavailable",
+    `Nobody read this request's events for ${ORPHAN_GRACE_MS} ms (its API process or client went away), so the worker stopped it.`,
+  );

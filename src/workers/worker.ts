@@ -9,7 +9,7 @@ import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
 import { createRedis } from "../queues/connection.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../queues/jobs.js";
-import { publishEvent, subscribeCancels } from "../queues/stream.js";
+import { sendEvent, subscribeCancels } from "../queues/stream.js";
 import type { ImageBackend } from "../images/image-backend.js";
 import { openImageBackend } from "../images/open-image-backend.js";
 import { runImageJob } from "./image-handler.js";
@@ -229,11 +229,17 @@ export class HearthWorker {
 
   /** A job the registry refuses still ends its request, if it says where to, so its caller does not wait in vain. */
   private async endMalformed(job: Job): Promise<void> {
-    const { replyTo, requestId } = (job.data ?? {}) as { replyTo?: unknown; requestId?: unknown };
+    const { replyTo, requestId, logTtlMs } = (job.data ?? {}) as Record<string, unknown>;
     if (typeof replyTo !== "string" || typeof requestId !== "string") return;
     const error = new AppError("internal", "The worker could not read the request (malformed job).");
-    await publishEvent(this.publisher, replyTo, requestId, { type: "error", error: error.toJSON() }).catch(
-      (err: unknown) => this.log.warn("could not end a malformed job's request", { requestId, error: String(err) }),
+    const to = {
+      prefix: this.config.redisPrefix,
+      requestId,
+      replyTo,
+      logTtlMs: typeof logTtlMs === "number" && logTtlMs > 0 ? logTtlMs : 0,
+    };
+    await sendEvent(this.publisher, to, 1, { type: "error", error: error.toJSON() }).catch((err: unknown) =>
+      this.log.warn("could not end a malformed job's request", { requestId, error: String(err) }),
     );
   }
 
@@ -264,7 +270,7 @@ export class HearthWorker {
     clearInterval(this.heartbeat);
     this.closing = true;
     const consumers = [...this.served.values(), ...this.images.values()].map((s) => s.consumer);
-    const grace = setTimeout(() => this.cancellations.cancelAll(), graceMs);
+    const grace = setTimeout(() => this.cancellations.cancelAll(shuttingDown()), graceMs);
     // With Redis gone, BullMQ's close (and any command) would wait for it forever: a moment
     // after the grace, when cancelled jobs have ended, stop waiting and drop the connections.
     const closed = Promise.all(
@@ -296,3 +302,6 @@ export class HearthWorker {
     this.publisher.disconnect();
   }
 }
+
+const shuttingDown = () =>
+  new AppError("unavailable", "The worker stopped before the answer was complete (it is shutting down); please retry.");

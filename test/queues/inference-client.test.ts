@@ -7,7 +7,7 @@ import { InferenceClient, type InferenceRequest } from "../../src/queues/inferen
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { jobs } from "../../src/queues/jobs.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
-import { publishEvent } from "../../src/queues/stream.js";
+import { sendEvent } from "../../src/queues/stream.js";
 import { deleteRedisKeys } from "../helpers/redis.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
@@ -32,7 +32,14 @@ describe("InferenceClient queue depth", () => {
   const client = (maxQueueDepth: number) => {
     const q = new ProducerQueues(producer, prefix);
     queues.push(q);
-    return new InferenceClient(producer, q, hub, { prefix, queueTimeoutMs: 60_000, maxQueueDepth });
+    return new InferenceClient(producer, q, hub, {
+      prefix,
+      queueTimeoutMs: 60_000,
+      maxQueueDepth,
+      streamRetentionMs: 60_000,
+      firstTokenTimeoutMs: 60_000,
+      interTokenTimeoutMs: 60_000,
+    });
   };
   const started: { abort: AbortController; run: AsyncGenerator; next: Promise<unknown> }[] = [];
   /** Starts a request; it waits (queued) until aborted. */
@@ -107,7 +114,8 @@ describe("InferenceClient queue depth", () => {
     const next = start(c);
     expect(await waitingCount(2)).toBe(2);
     const second = (await queue.getWaiting()).find((j) => j.id !== first!.id)!;
-    await publishEvent(raw, second.data.replyTo, second.data.requestId, { type: "token", index: 0, text: "ran" });
-    expect(await next).toEqual({ done: false, value: { type: "token", index: 0, text: "ran" } });
+    const to = { prefix, requestId: second.data.requestId, replyTo: second.data.replyTo, logTtlMs: 0 };
+    await sendEvent(raw, to, 1, { type: "token", index: 0, text: "ran" });
+    expect(await next).toEqual({ done: false, value: { type: "token", index: 0, text: "ran", seq: 1 } });
   });
 });

@@ -11,7 +11,7 @@ import { demoTables } from "../../src/models/factory/demo-models.js";
 import { writeGgufLora } from "../../src/models/formats/gguf-lora.js";
 import { publishAdapterEvent } from "../../src/queues/adapter-events.js";
 import { createRedis, waitForRedis } from "../../src/queues/connection.js";
-import { InferenceClient, type InferenceRequest } from "../../src/queues/inference-client.js";
+import { InferenceClient, inferenceClientOptions, type InferenceRequest } from "../../src/queues/inference-client.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
@@ -138,7 +138,7 @@ describe("multi-LoRA serving with real llama.cpp", () => {
     const hub = await ReplyHub.start(subscriber, config.redisPrefix);
     const queues = new ProducerQueues(producer, config.redisPrefix);
     const client = new InferenceClient(producer, queues, hub, {
-      prefix: config.redisPrefix,
+      ...inferenceClientOptions(config),
       queueTimeoutMs: 20_000,
       maxQueueDepth: 100,
     });

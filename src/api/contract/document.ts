@@ -17,6 +17,7 @@ export const contractRoutes: ContractRoute[] = [
   openai.completionsRoute,
   openai.chatCompletionsRoute,
   openai.embeddingsRoute,
+  openai.resumeStreamRoute,
   openai.modelsRoute,
   accounts.listAccountsRoute,
   accounts.getAccountRoute,

@@ -6,10 +6,12 @@ import { chatCompletionsRoute } from "../contract/openai/routes.js";
 import type { ChatRequest } from "../contract/openai/requests.js";
 import type { ChatCompletion } from "../contract/openai/responses.js";
 import { mountRoute } from "../mount-route.js";
-import { chatChunks, type ChatMeta } from "./chat-chunks.js";
+import { REQUEST_ID_HEADER } from "../request-id.js";
+import type { ChatMeta } from "./chat-chunks.js";
 import { collect, unixNow, usageBody } from "./collect.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
+import { chunksOf, type StreamView } from "./stream-view.js";
 
 export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountRoute(app, chatCompletionsRoute, async (c, { body: req }) => {
@@ -17,17 +19,20 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const n = req.n ?? 1;
     const abort = clientGone(c.req.raw);
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? null;
+    const requestId = randomUUID();
+    const meta: ChatMeta = { id: `chatcmpl-${requestId}`, created: unixNow(), model: req.model };
+    const view: StreamView | undefined = req.stream
+      ? { endpoint: "chat", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
+      : undefined;
     const events = deps.inference.run(
       { kind: "chat", model, messages: toMessages(req.messages), n, sampling: toSampling(req, maxTokens) },
       abort.signal,
+      { requestId, resumable: view && { accountId: c.get("caller").accountId, view } },
     );
-    const meta: ChatMeta = { id: `chatcmpl-${randomUUID()}`, created: unixNow(), model: req.model };
 
-    if (req.stream) {
-      const includeUsage = req.stream_options?.include_usage === true;
-      return sseResponse(events, chatChunks(meta, includeUsage), () => abort.abort());
-    }
+    if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });
     const result = await collect(events, n);
+    c.header(REQUEST_ID_HEADER, requestId);
     const reply: ChatCompletion = {
       ...meta,
       object: "chat.completion",

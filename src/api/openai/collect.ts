@@ -14,10 +14,10 @@ export async function collect(events: AsyncIterable<StreamEvent>, choices: numbe
   const out: Collected = { texts, finishReasons: [], usage: { promptTokens: 0, completionTokens: 0 }, embeddings: [] };
   for await (const event of events) {
     if (event.type === "token") texts[event.index] += event.text;
+    else if (event.type === "embeddings") out.embeddings.splice(event.start, event.vectors.length, ...event.vectors);
     else if (event.type === "done") {
       out.finishReasons = event.choices.map((c) => publicFinishReason(c.finishReason));
       out.usage = event.usage;
-      out.embeddings = event.embeddings ?? [];
     }
   }
   return out;

@@ -6,9 +6,11 @@ import { completionsRoute } from "../contract/openai/routes.js";
 import type { Completion } from "../contract/openai/responses.js";
 import { mountRoute } from "../mount-route.js";
 import { collect, unixNow, usageBody } from "./collect.js";
-import { completionChunks, type CompletionMeta } from "./completion-chunks.js";
+import type { CompletionMeta } from "./completion-chunks.js";
+import { REQUEST_ID_HEADER } from "../request-id.js";
 import { toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
+import { chunksOf, type StreamView } from "./stream-view.js";
 
 const DEFAULT_MAX_TOKENS = 16;
 const MAX_CHOICES = 64;
@@ -26,22 +28,25 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       );
     }
     const abort = clientGone(c.req.raw);
-    const events = deps.inference.run(
-      { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },
-      abort.signal,
-    );
+    const requestId = randomUUID();
     const meta: CompletionMeta = {
-      id: `cmpl-${randomUUID()}`,
+      id: `cmpl-${requestId}`,
       object: "text_completion",
       created: unixNow(),
       model: req.model,
     };
+    const view: StreamView | undefined = req.stream
+      ? { endpoint: "completion", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
+      : undefined;
+    const events = deps.inference.run(
+      { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },
+      abort.signal,
+      { requestId, resumable: view && { accountId: c.get("caller").accountId, view } },
+    );
 
-    if (req.stream) {
-      const includeUsage = req.stream_options?.include_usage === true;
-      return sseResponse(events, completionChunks(meta, includeUsage), () => abort.abort());
-    }
+    if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });
     const result = await collect(events, prompts.length * n);
+    c.header(REQUEST_ID_HEADER, requestId);
     const reply: Completion = {
       ...meta,
       choices: result.texts.map((text, index) => ({

@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
+import { REQUEST_ID_HEADER } from "../request-id.js";
 import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { embeddingsRoute } from "../contract/openai/routes.js";
@@ -20,8 +22,11 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     }
     const inputs = typeof req.input === "string" ? [req.input] : req.input;
     const abort = clientGone(c.req.raw);
+    const requestId = randomUUID();
     // All inputs go to the worker as one job.
-    const result = await collect(deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal), 0);
+    const events = deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal, { requestId });
+    const result = await collect(events, 0);
+    c.header(REQUEST_ID_HEADER, requestId);
     const base64 = req.encoding_format === "base64";
     const reply: EmbeddingList = {
       object: "list",

@@ -1,31 +1,46 @@
-import type { StreamEvent } from "../../queues/stream.js";
+import type { SequencedEvent, StreamEvent } from "../../queues/stream.js";
 import { AppError } from "../../errors.js";
 import { eventStreamResponse } from "../event-stream.js";
+import { REQUEST_ID_HEADER } from "../request-id.js";
+
+export interface SseOptions {
+  /** The request's ID, sent in the `x-request-id` header: what a client resumes the stream with. */
+  requestId: string;
+  /** A resumed stream's `Last-Event-ID`: the events up to it are rendered (their chunks may depend on them) but not sent. */
+  after?: number;
+}
 
 /**
- * Renders server-sent events: `data: {json}` per chunk and a final `data: [DONE]`.
- * `toChunks` gives each event's chunks already as JSON texts (see completion-chunks.ts:
- * a token's is a template filled in, not a whole object stringified). The response is
- * only created once the first event is in, so an error that happens before any token
- * still gets its proper HTTP status.
+ * Renders server-sent events: `data: {json}` per chunk and a final `data: [DONE]`. The last
+ * chunk of each worker event carries the event's `seq` as its SSE `id:`, so a client that
+ * lost the connection resumes after it (routes/streams.ts). `toChunks` gives each event's
+ * chunks already as JSON texts (see completion-chunks.ts: a token's is a template filled in,
+ * not a whole object stringified). The response is only created once the first event is in,
+ * so an error that happens before any token still gets its proper HTTP status.
  */
 export async function sseResponse(
-  events: AsyncGenerator<StreamEvent, void, undefined>,
+  events: AsyncGenerator<SequencedEvent, void, undefined>,
   toChunks: (event: StreamEvent) => string[],
   onCancel: () => void,
+  options: SseOptions,
 ): Promise<Response> {
   const first = await events.next(); // throws AppError before anything is sent
+  const after = options.after ?? 0;
   // One write per event: a token's single chunk, or a `done`'s chunks together.
-  const frames = (jsons: string[]) =>
-    jsons.length === 1 ? `data: ${jsons[0]}\n\n` : jsons.map((json) => `data: ${json}\n\n`).join("");
-  return eventStreamResponse(
+  const frames = (event: SequencedEvent) => {
+    const jsons = toChunks(event);
+    if (event.seq !== undefined && event.seq <= after) return "";
+    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
+    return jsons.map((json, i) => `${i === jsons.length - 1 ? id : ""}data: ${json}\n\n`).join("");
+  };
+  const response = eventStreamResponse(
     async (send) => {
       try {
-        if (!first.done) send(frames(toChunks(first.value)));
-        for await (const event of events) send(frames(toChunks(event)));
+        if (!first.done) send(frames(first.value));
+        for await (const event of events) send(frames(event));
       } catch (error) {
         const appError = error instanceof AppError ? error : new AppError("internal", "The stream failed.");
-        send(frames([JSON.stringify(appError.toBody())]));
+        send(`data: ${JSON.stringify(appError.toBody())}\n\n`);
       }
       send("data: [DONE]\n\n");
     },
@@ -34,4 +49,6 @@ export async function sseResponse(
       void events.return(undefined);
     },
   );
+  response.headers.set(REQUEST_ID_HEADER, options.requestId);
+  return response;
 }

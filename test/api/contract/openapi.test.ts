@@ -309,12 +309,21 @@ describe("the API, checked against its document", () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    await stream("/v1/chat/completions", {
+    const streamed = await stream("/v1/chat/completions", {
       model: name,
       messages: [{ role: "user", content: "Hi" }],
       max_tokens: 4,
       stream: true,
     });
+    // The same stream, resumed after its first event: the rest of the same chunks.
+    const resumed = await stream(`/v1/streams/${streamed.requestId}`, undefined, { "last-event-id": "1" });
+    expect(resumed.chunks).toEqual(streamed.chunks.slice(1));
+    const unknown = await me.call("GET", "/v1/streams/00000000-0000-4000-8000-000000000000");
+    expectDocumented("GET", "/v1/streams/{request_id}", unknown.status, unknown.body);
+    expect(unknown.status).toBe(404);
+    const badId = await me.call("GET", `/v1/streams/${streamed.requestId}`, undefined, { "last-event-id": "x" });
+    expectDocumented("GET", "/v1/streams/{request_id}", badId.status, badId.body);
+    expect(badId.status).toBe(400);
     const listed = await call("GET", "/v1/models");
     expect(listed.body.data).toContainEqual(expect.objectContaining({ id: name, parent: HEARTH_TINY_REF }));
 
@@ -331,23 +340,31 @@ describe("the API, checked against its document", () => {
     return reply.body;
   }
 
-  /** A streamed answer: `data: {chunk}` events, each a documented chunk, then `data: [DONE]`. */
-  async function stream(route: string, body: unknown) {
+  /**
+   * A streamed answer (POST with a body; a resume is a GET): `data: {chunk}` events, each a
+   * documented chunk (the last of each step after an `id:` line), then `data: [DONE]`.
+   */
+  async function stream(route: string, body: unknown, headers: Record<string, string> = {}) {
     const response = await fetch(`${hearth.url}${route}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${me.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${me.apiKey}`, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
     expect(response.status, text).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    expect(doc.paths[route].post.responses["200"].content["text/event-stream"]).toBeDefined();
-    const chunk = route.includes("chat") ? "ChatCompletionChunk" : "CompletionChunk";
+    const documented = body === undefined ? doc.paths["/v1/streams/{request_id}"].get : doc.paths[route].post;
+    expect(documented.responses["200"].content["text/event-stream"]).toBeDefined();
+    expect(documented.responses["200"].headers["x-request-id"]).toBeDefined();
+    const chunk = text.includes("chat.completion.chunk") ? "ChatCompletionChunk" : "CompletionChunk";
     const events = text.split("\n\n").filter(Boolean);
     expect(events.at(-1)).toBe("data: [DONE]");
-    for (const event of events.slice(0, -1)) {
-      expect(event).toMatch(/^data: \{/);
-      expectMatches(`components/schemas/${chunk}`, JSON.parse(event.slice("data: ".length)));
-    }
+    const chunks = events.slice(0, -1).map((event) => {
+      expect(event).toMatch(/^(id: \d+\n)?data: \{/);
+      const json = JSON.parse(event.slice(event.indexOf("data: ") + "data: ".length));
+      expectMatches(`components/schemas/${chunk}`, json);
+      return json;
+    });
+    return { requestId: response.headers.get("x-request-id")!, chunks };
   }
 });

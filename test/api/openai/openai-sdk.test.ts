@@ -199,11 +199,13 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     texts.forEach((text, i) => expect(text).toBe(greedyText(prompts[i]!, 24)));
   });
 
+  // A stream whose client left may be resumed for ORPHAN_GRACE_MS (GET /v1/streams/<id>); then it stops.
   it("stops generating when the client aborts mid-stream, then takes the next job", async () => {
     const finished = new Promise<JobFinished>((resolve) => hearth.worker!.events.once("job-finished", resolve));
     const controller = new AbortController();
     const stream = await client.completions.create(
-      { model: MODEL, prompt: "Abort ", max_tokens: 400, temperature: 0, stream: true },
+      // Eight long choices: longer than the grace, on a model this fast.
+      { model: MODEL, prompt: "Abort ", max_tokens: 500, n: 8, temperature: 0, stream: true },
       { signal: controller.signal },
     );
     let received = 0;
@@ -214,8 +216,8 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     }
     expect(received).toBeGreaterThanOrEqual(5);
     const outcome = await finished;
-    expect(outcome.outcome?.finishReasons).toEqual(["cancelled"]);
-    expect(outcome.outcome!.usage.completionTokens).toBeLessThan(400);
+    expect(outcome.outcome?.finishReasons).toContain("cancelled");
+    expect(outcome.outcome!.usage.completionTokens).toBeLessThan(8 * 500);
 
     const next = await client.completions.create({ model: MODEL, prompt: "Next ", max_tokens: 5, temperature: 0 });
     expect(next.choices[0]!.text).toBe(greedyText("Next ", 5));

@@ -7,8 +7,9 @@ const MODEL = "accounts/hearth/models/hearth-tiny";
 
 type Chunk = Record<string, unknown> & { choices: Record<string, unknown>[] };
 
-// The bytes of a stream as a client reads them: every frame `data: <json>`, then `data: [DONE]`,
-// every chunk with exactly the keys (and key order) of OpenAI's chunk objects.
+// The bytes of a stream as a client reads them: every frame `data: <json>` (the last of each step
+// with an `id: <n>` line before, n counting up from 1), then `data: [DONE]`, every chunk with
+// exactly the keys (and key order) of OpenAI's chunk objects; the request's ID in x-request-id.
 describe("SSE streams from the real API", () => {
   let hearth: TestHearth;
   beforeAll(async () => {
@@ -26,12 +27,21 @@ describe("SSE streams from the real API", () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     const text = await res.text();
     expect(text.endsWith("\n\n")).toBe(true);
     const frames = text.slice(0, -2).split("\n\n");
-    for (const frame of frames) expect(frame).toMatch(/^data: /);
+    const ids: number[] = [];
+    const data = frames.map((frame) => {
+      const [, id, json] = /^(?:id: (\d+)\n)?data: (.*)$/s.exec(frame) ?? [];
+      expect(json, frame).toBeDefined();
+      if (id) ids.push(Number(id));
+      return json!;
+    });
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    expect(ids.length).toBeGreaterThan(1);
     expect(frames.at(-1)).toBe("data: [DONE]");
-    return frames.slice(0, -1).map((frame) => JSON.parse(frame.slice(6)) as Chunk);
+    return data.slice(0, -1).map((json) => JSON.parse(json) as Chunk);
   }
 
   const keys = (value: object) => Object.keys(value);

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { JSON_BODY_LIMIT, type Reasons } from "../errors.js";
+import { ORPHAN_GRACE_MS } from "../../../queues/stream.js";
 import { contractRoute, jsonContent, ok } from "../route.js";
 import { chatRequestSchema, completionRequestSchema, embeddingRequestSchema } from "./requests.js";
 import {
@@ -29,22 +30,36 @@ const INFERENCE_ERRORS = {
     "or Redis or the database is down.",
 } satisfies Reasons;
 
+/** The request's ID, in every generation answer. */
+const requestIdHeader = {
+  "x-request-id": {
+    description: "The request's ID. A stream that was cut off is resumed with `GET /v1/streams/{request_id}`.",
+    schema: { type: "string" as const, format: "uuid" },
+  },
+};
+
+/** The server-sent events of a streamed completion, as first sent or resumed. */
+function eventStream(chunk: string) {
+  return z.string().openapi({
+    description:
+      `Server-sent events: one \`data: <${chunk} JSON>\` line (and a blank line) per chunk, then \`data: [DONE]\`. ` +
+      "Each choice ends with a chunk whose finish_reason is set; the last of those also carries usage. " +
+      "The last chunk of each step carries an `id:` line, the event ID to resume after. " +
+      "An error after the stream has begun arrives as `data: <Error JSON>`, then `data: [DONE]`. " +
+      `Closing the connection cancels the generation unless the stream is resumed within ${ORPHAN_GRACE_MS} ms.`,
+    examples: [`id: 1\ndata: {"id":"…","object":"…","choices":[…]}\n\ndata: [DONE]\n\n`],
+  });
+}
+
 /** A JSON answer, or with `"stream": true` server-sent events of its chunks. */
 function generation(answer: z.ZodType, names: { answer: string; chunk: string }) {
-  const stream = z.string().openapi({
-    description:
-      `Server-sent events: one \`data: <${names.chunk} JSON>\` line (and a blank line) per chunk, then \`data: [DONE]\`. ` +
-      "Each choice ends with a chunk whose finish_reason is set; the last of those also carries usage. " +
-      "An error after the stream has begun arrives as `data: <Error JSON>`, then `data: [DONE]`. " +
-      "Closing the connection cancels the generation.",
-    examples: [`data: {"id":"…","object":"…","choices":[…]}\n\ndata: [DONE]\n\n`],
-  });
   return {
     200: {
       description:
         `The answer: \`application/json\` (${names.answer}), or with \`"stream": true\` \`text/event-stream\` of ` +
         `${names.chunk} events. An error before the first token is an ordinary error response with its status.`,
-      content: { ...jsonContent(answer), "text/event-stream": { schema: stream } },
+      headers: requestIdHeader,
+      content: { ...jsonContent(answer), "text/event-stream": { schema: eventStream(names.chunk) } },
     },
   };
 }
@@ -93,6 +108,45 @@ export const embeddingsRoute = contractRoute({
   errors: {
     ...INFERENCE_ERRORS,
     invalid_request: `${INFERENCE_ERRORS.invalid_request} dimensions larger than the model's embedding length.`,
+  },
+});
+
+export const resumeStreamRoute = contractRoute({
+  method: "get",
+  path: "/v1/streams/{request_id}",
+  operationId: "resumeStream",
+  summary: "Resume a streamed completion",
+  description:
+    "Resumes a streamed completion or chat completion whose connection was lost, on any API process: the events " +
+    "after `Last-Event-ID` (all of them without it), then the live rest, with no gap and no repeat, rendered as the " +
+    "first response rendered them. A stream's events are kept `HEARTH_STREAM_RETENTION_MS` after its last one. " +
+    `A stream nobody reads for ${ORPHAN_GRACE_MS} ms is stopped; resuming it then gives what was sent and an error.`,
+  tag,
+  request: {
+    params: z.object({
+      request_id: z
+        .string()
+        .openapi({ param: { name: "request_id", in: "path", description: "The stream's `x-request-id`." } }),
+    }),
+    headers: z.object({
+      "last-event-id": z
+        .string()
+        .regex(/^\d+$/)
+        .optional()
+        .openapi({ description: "The `id:` of the last event received; the stream goes on after it." }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "`text/event-stream` of the stream's chunks (CompletionChunk or ChatCompletionChunk).",
+      headers: requestIdHeader,
+      content: { "text/event-stream": { schema: eventStream("CompletionChunk or ChatCompletionChunk") } },
+    },
+  },
+  errors: {
+    invalid_request: "`Last-Event-ID` is not an event ID (a whole number).",
+    not_found: "No stream has that ID for the key's account, or its events expired.",
+    unavailable: INFERENCE_ERRORS.unavailable,
   },
 });
 

@@ -1,4 +1,5 @@
 import { loadConfig } from "../src/config.js";
+import { redisServerArgs } from "../src/process/local-redis.js";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Ajv2019 } from "ajv/dist/2019.js";
@@ -30,6 +31,8 @@ describe("docker-compose.yml", () => {
     expect(compose.services.api!.command).toEqual(["npm", "run", "start:api"]);
     expect(compose.services.worker!.command).toEqual(["npm", "run", "start:worker"]);
     expect(compose.services.api!.volumes).toEqual(compose.services.worker!.volumes);
+    // Redis runs as npm start runs it.
+    expect(compose.services.redis!.command).toEqual(["redis-server", ...redisServerArgs()]);
     // Docker's stop waits longer than the drains, so SIGTERMed processes finish their work.
     const drain = loadConfig({}).drain;
     for (const [service, ms] of [

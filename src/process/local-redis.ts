@@ -13,6 +13,24 @@ export interface LocalRedisOptions {
 }
 
 /**
+ * How Hearth runs Redis (here and in docker-compose.yml): nothing persisted (the database is
+ * the source of truth for deployments; docs/reliability.md), and room for an API process's
+ * pub/sub connection to fall behind for a moment: all of an API's streams share it, and Redis
+ * cuts it (and so all of them) when its output buffer passes the hard limit, or stays above
+ * the soft one for the given seconds. Each message is at most about 256 KB (queues/stream.ts
+ * MAX_EVENT_CHARS).
+ */
+export const REDIS_SERVER_SETTINGS = {
+  save: "",
+  appendonly: "no",
+  "client-output-buffer-limit": "pubsub 128mb 32mb 60",
+} as const;
+
+/** The settings as redis-server command-line arguments. */
+export const redisServerArgs = (settings: Record<string, string> = REDIS_SERVER_SETTINGS) =>
+  Object.entries(settings).flatMap(([name, value]) => [`--${name}`, value]);
+
+/**
  * Starts `redis-server` on 127.0.0.1 as a child (nothing persisted), for a laptop
  * start with no Redis running, and waits until it answers. Undefined, after a
  * message saying how to get Redis, when the binary is not installed.
@@ -27,11 +45,9 @@ export async function startLocalRedis(options: LocalRedisOptions): Promise<Child
   }
   const dir = path.resolve(dataDir, "redis");
   await fs.mkdir(dir, { recursive: true });
-  const child = spawn(
-    binary,
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
-    { stdio: ["ignore", "ignore", "inherit"] },
-  );
+  const child = spawn(binary, ["--port", String(port), "--bind", "127.0.0.1", ...redisServerArgs(), "--dir", dir], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   for (let i = 0; i < 50 && child.exitCode === null; i++) {
     if (await answers("127.0.0.1", port)) {
       log.info(`started a local redis-server on 127.0.0.1:${port}`, { pid: child.pid });

@@ -216,7 +216,8 @@ export class InferenceClient {
         if (progress.events++ === 0) clearTimeout(deadline);
         progress.lastEventAt = Date.now();
         if (event.type === "error") {
-          finished = true;
+          // The worker's own error ends its job; one of this side's (a timeout) leaves it to withdraw.
+          finished = event.seq !== undefined;
           throw new AppError(event.error.code, event.error.message, { param: event.error.param });
         }
         if (event.type === "done") {

@@ -11,6 +11,7 @@ import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
+const QUEUE_TIMEOUT_MS = 3_000;
 
 /**
  * A worker killed (SIGKILL) in the middle of a request, with a second worker alive: the
@@ -24,11 +25,17 @@ describe("a worker that dies mid-request", () => {
   const workers: HearthChild[] = [];
 
   beforeAll(async () => {
-    hearth = await startTestHearth({ worker: false });
+    // A short queue timeout, for the requests still queued when the last worker dies.
+    hearth = await startTestHearth({
+      worker: false,
+      env: { HEARTH_QUEUE_TIMEOUT_MS: String(QUEUE_TIMEOUT_MS), HEARTH_CONTEXT_SIZE: "2048" },
+    });
     redis = new Redis(hearth.config.redisUrl);
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-worker-death-"));
     for (let i = 0; i < 3; i++) {
-      workers.push(spawnWorker(hearth, dataDir, { HEARTH_WORKER_ROLES: "text" }, `worker ${i}`));
+      workers.push(
+        spawnWorker(hearth, dataDir, { HEARTH_WORKER_ROLES: "text", HEARTH_CONTEXT_SIZE: "2048" }, `worker ${i}`),
+      );
     }
     await eventually(async () => {
       for (const w of workers) if (!w.running) throw w.failure("starting");
@@ -99,5 +106,32 @@ describe("a worker that dies mid-request", () => {
     expect(res.headers.get("retry-after")).toBe("1");
     const retry = await post({ max_tokens: 8 });
     expect(retry.status).toBe(200);
+  }, 60_000);
+
+  it("with the only worker killed, every admitted request fails in time: those running within 2 s, those queued within the queue timeout", async () => {
+    for (const w of workers.filter((w) => w.running).slice(1)) await w.stop();
+    const last = workers.find((w) => w.running)!;
+    expect(workers.filter((w) => w.running)).toEqual([last]);
+    // Six requests for a worker that runs four at once (HEARTH_WORKER_CONCURRENCY): four run, two wait.
+    const startedAt = Date.now();
+    const endings = Array.from({ length: 6 }, async (_, i) => {
+      const res = await post({ max_tokens: 2000, stream: i % 2 === 0 });
+      const body = await res.text();
+      const ended = Date.now();
+      const streamedError = res.status === 200 && /"error":\{[^}]*"code":"unavailable"/.test(body);
+      return { ok: res.status === 503 || streamedError, status: res.status, ended, body: body.slice(-300) };
+    });
+    await eventually(async () => expect(await redis.keys(`${hearth.config.redisPrefix}:lease:*`)).toHaveLength(4));
+    process.kill(last.pid, "SIGKILL");
+    const killedAt = Date.now();
+    const results = await Promise.all(endings);
+    const after = results.map((r) => r.ended - killedAt).sort((a, b) => a - b);
+    console.log(
+      `requests ended ${after.join(", ")} ms after the only worker was killed (sent ${killedAt - startedAt} ms before)`,
+    );
+    for (const r of results) expect(r.ok, `${r.status}: ${r.body}`).toBe(true);
+    // The four running end on their lease; the two queued on the queue timeout, counted from when they were sent.
+    expect(after.slice(0, 4).every((ms) => ms < 2_000)).toBe(true);
+    expect(Math.max(...results.map((r) => r.ended - startedAt))).toBeLessThan(QUEUE_TIMEOUT_MS + 3_000);
   }, 60_000);
 });

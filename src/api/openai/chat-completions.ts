@@ -20,6 +20,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const abort = clientGone(c.req.raw);
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? null;
     const requestId = randomUUID();
+    c.header(REQUEST_ID_HEADER, requestId); // on errors too
     const meta: ChatMeta = { id: `chatcmpl-${requestId}`, created: unixNow(), model: req.model };
     const view: StreamView | undefined = req.stream
       ? { endpoint: "chat", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
@@ -32,7 +33,6 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });
     const result = await collect(events, n);
-    c.header(REQUEST_ID_HEADER, requestId);
     const reply: ChatCompletion = {
       ...meta,
       object: "chat.completion",

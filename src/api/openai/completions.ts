@@ -29,6 +29,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     }
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
+    c.header(REQUEST_ID_HEADER, requestId); // on errors too
     const meta: CompletionMeta = {
       id: `cmpl-${requestId}`,
       object: "text_completion",
@@ -46,7 +47,6 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });
     const result = await collect(events, prompts.length * n);
-    c.header(REQUEST_ID_HEADER, requestId);
     const reply: Completion = {
       ...meta,
       choices: result.texts.map((text, index) => ({

@@ -23,10 +23,10 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const inputs = typeof req.input === "string" ? [req.input] : req.input;
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
+    c.header(REQUEST_ID_HEADER, requestId); // on errors too
     // All inputs go to the worker as one job.
     const events = deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal, { requestId });
     const result = await collect(events, 0);
-    c.header(REQUEST_ID_HEADER, requestId);
     const base64 = req.encoding_format === "base64";
     const reply: EmbeddingList = {
       object: "list",

@@ -30,9 +30,15 @@ async function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
   const margin = 5_000;
-  await stop(children.get("api"), config.drain.apiMs + margin);
-  await stop(children.get("worker"), config.drain.workerMs + margin);
-  await stop(children.get("redis"), margin);
+  for (const [role, graceMs] of [
+    ["api", config.drain.apiMs + margin],
+    ["worker", config.drain.workerMs + margin],
+    ["redis", margin],
+  ] as const) {
+    if (!children.has(role)) continue;
+    await stop(children.get(role), graceMs);
+    log.info(`stopped: ${role}`);
+  }
   process.exit(code);
 }
 

@@ -6,7 +6,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../helpers/eventually.js";
 import { freePort } from "../helpers/net.js";
+import { greedyText } from "../helpers/oracle.js";
+import { readSse, textOf, type SseEvent } from "../helpers/sse.js";
 import { deleteRedisKeys } from "../helpers/redis.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -33,6 +36,7 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
         HEARTH_DATA_DIR: dataDir,
         REDIS_URL: redisUrl,
         HEARTH_REDIS_PREFIX: prefix,
+        HEARTH_CONTEXT_SIZE: "2048",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -65,12 +69,39 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     expect(r.choices[0]!.text).toHaveLength(12);
   });
 
-  it("stops cleanly on SIGTERM", async () => {
+  // The API drains first (it refuses new requests and lets its streams finish), with the
+  // worker still there to finish them; then the worker stops; then (had npm start started
+  // one) Redis.
+  it("stops in order on SIGTERM: the API, once its stream has finished, then the worker", async () => {
+    const apiKey = (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim();
+    const response = await fetch(`http://127.0.0.1:${port}/v1/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "accounts/hearth/models/hearth-tiny",
+        prompt: "Drain ",
+        max_tokens: 2000,
+        temperature: 0,
+        stream: true,
+      }),
+    });
+    const events: SseEvent[] = [];
+    const reading = readSse(response, { events }).then(() => Date.now());
+    await eventually(async () => expect(events.length).toBeGreaterThan(0));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
+    const refusedAt = await eventually(async () => {
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+      return Date.now();
+    });
+    const streamEndedAt = await reading;
+    expect(refusedAt).toBeLessThan(streamEndedAt);
+    expect(textOf(events)).toBe(greedyText("Drain ", 2000));
     expect(await exited).toBe(0);
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-  });
+    const api = output.indexOf("stopped: api");
+    expect(api).toBeGreaterThan(-1);
+    expect(output.indexOf("stopped: worker")).toBeGreaterThan(api);
+  }, 60_000);
 });
 
 async function waitUntilReady(url: string, timeoutMs: number, log: () => string) {

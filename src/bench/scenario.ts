@@ -15,6 +15,7 @@ export const SCENARIO_IDS = [
   "memory",
   "scale-out",
   "images",
+  "load",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

@@ -35,6 +35,10 @@ export interface BenchSizes {
   imageSize: number;
   /** Rounds of 4 concurrent image requests. */
   imageRounds: number;
+  /** Concurrent streams on hearth-tiny, each sending request after request for `loadSeconds`. */
+  loadStreams: number;
+  loadSeconds: number;
+  loadTokens: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -58,6 +62,9 @@ export const quickSizes: BenchSizes = {
   imagePairs: 5,
   imageSize: 512,
   imageRounds: 2,
+  loadStreams: 256,
+  loadSeconds: 15,
+  loadTokens: 32,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -76,6 +83,7 @@ export const fullSizes: BenchSizes = {
   scaleOutTokens: 128,
   imagePairs: 15,
   imageRounds: 5,
+  loadSeconds: 60,
 };
 
 /** Adapters the run needs: deployed ones (spread and memory) and cold ones. */

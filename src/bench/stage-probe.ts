@@ -118,7 +118,12 @@ function stagesOf(commands: Command[], w: { sent: number; ended: number }): Reco
   );
   const published = (type: string) =>
     commands.find(
-      (c) => c.args[0]?.toUpperCase() === "PUBLISH" && c.args[2]?.startsWith(`{"id":"${jobId}","type":"${type}"`),
+      (c) =>
+        c.args[0]?.toUpperCase() === "PUBLISH" &&
+        /^\{"id":"([^"]+)","seq":\d+,"type":"([a-z]+)"/
+          .exec(c.args[2] ?? "")
+          ?.slice(1, 3)
+          .join(" ") === `${jobId} ${type}`,
     );
   const token = published("token");
   const done = published("done");

@@ -39,6 +39,10 @@ const tinySizes: BenchSizes = {
   imagePairs: 1,
   imageSize: 64,
   imageRounds: 1,
+  // The load test's short form: all its streams, for a few seconds.
+  loadStreams: 256,
+  loadSeconds: 3,
+  loadTokens: 8,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };
@@ -85,6 +89,10 @@ describe("the bench", () => {
     const report = await runBench(options({}));
     expectWellFormed(report);
     expect(report.scenarios.map((s) => s.id)).toEqual([...SCENARIO_IDS]);
+    // The load test's short form: 256 streams at once, and not one fails.
+    const load = report.scenarios.find((s) => s.id === "load")!;
+    expect(load.details.errors, load.notes.join("\n")).toBe(0);
+    expect(load.details.completed).toBeGreaterThan(0);
     expect(report.targets.length).toBe(report.scenarios.reduce((n, s) => n + s.targets.length, 0));
     expect(report.machine.cores).toBeGreaterThan(0);
     expect(report.machine.nodeLlamaCpp).toMatch(/^\d+\.\d+\.\d+/);

@@ -9,7 +9,7 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Generator, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 from .error import APIConnectionError, APIError, AuthenticationError, HearthError, InvalidRequestError, Timeout
 from .error import error_from_body, error_from_status
@@ -22,8 +22,8 @@ API_KEY_VARIABLES = ("HEARTH_API_KEY", "SERVICE_API_KEY")
 API_BASE_VARIABLE = "HEARTH_BASE_URL"
 USER_AGENT = f"hearth-python/{VERSION}"
 
-#: What ``create(..., stream=True)`` returns: chunks as they arrive; ``.close()`` hangs up.
-ChunkStream = Generator[HearthObject, None, None]
+#: How many times a stream whose connection breaks is resumed before the break is raised.
+MAX_RESUMES = 3
 
 
 class RequestOptions:
@@ -131,7 +131,8 @@ def stream(
     options: RequestOptions,
     *,
     body: Optional[Mapping[str, Any]] = None,
-) -> ChunkStream:
+    last_event_id: Optional[str] = None,
+) -> "ChunkStream":
     """Sends a streaming request now and returns its chunks as they arrive.
 
     An error status raises here, before anything is iterated; an error event in the stream
@@ -139,7 +140,80 @@ def stream(
     over it with ``break`` once nothing else refers to it) closes the connection, which makes
     the server stop generating.
     """
-    response = _open(method, path, options, body=body, accept="text/event-stream")
+    return ChunkStream(_open_stream(method, path, options, body=body, last_event_id=last_event_id), options)
+
+
+class ChunkStream(Iterator[HearthObject]):
+    """What ``create(..., stream=True)`` returns: the chunks as they arrive; ``.close()`` hangs up.
+
+    ``request_id`` is the request's ID and ``last_event_id`` the ID of the last event read: with
+    both, ``Stream.resume`` picks the stream up again, on any Hearth API process. A connection
+    that breaks mid-stream is resumed that way by itself, up to ``MAX_RESUMES`` times, so the
+    chunks go on with no gap and none twice; only then is the break raised.
+    """
+
+    def __init__(self, response: http.client.HTTPResponse, options: RequestOptions) -> None:
+        self.request_id: Optional[str] = response.headers.get("x-request-id")
+        self.last_event_id: Optional[str] = None
+        self.resumed = 0
+        self._options = options
+        self._chunks = self._read(response)
+
+    def __iter__(self) -> "ChunkStream":
+        return self
+
+    def __next__(self) -> HearthObject:
+        return next(self._chunks)
+
+    def close(self) -> None:
+        self._chunks.close()
+
+    def _read(self, response: http.client.HTTPResponse) -> Iterator[HearthObject]:
+        while True:
+            try:
+                yield from self._events(response)
+                return
+            except APIConnectionError:
+                if self.request_id is None or self.resumed >= MAX_RESUMES:
+                    raise
+            self.resumed += 1
+            response = _open_stream(
+                "GET", f"/streams/{urllib.parse.quote(self.request_id)}", self._options, last_event_id=self.last_event_id
+            )
+
+    def _events(self, response: http.client.HTTPResponse) -> Iterator[HearthObject]:
+        try:
+            for event in iter_events(response.readline):
+                if event.data == "[DONE]":
+                    return
+                try:
+                    payload = json.loads(event.data)
+                except ValueError:
+                    raise APIError(f"A stream event is not JSON: {event.data[:200]!r}", http_body=event.data) from None
+                if isinstance(payload, dict) and "error" in payload:
+                    raise error_from_body(payload, event.data)
+                if event.id is not None:
+                    self.last_event_id = event.id
+                yield convert(payload)
+            raise APIConnectionError("The stream ended before the server sent [DONE]: the answer is incomplete.")
+        except socket.timeout:
+            raise Timeout("No part of the stream arrived within request_timeout.") from None
+        except (OSError, http.client.HTTPException) as e:
+            raise APIConnectionError(f"The stream broke: {e}") from e
+        finally:
+            response.close()
+
+
+def _open_stream(
+    method: str,
+    path: str,
+    options: RequestOptions,
+    *,
+    body: Optional[Mapping[str, Any]] = None,
+    last_event_id: Optional[str] = None,
+) -> http.client.HTTPResponse:
+    headers = {} if last_event_id is None else {"Last-Event-ID": last_event_id}
+    response = _open(method, path, options, body=body, accept="text/event-stream", headers=headers)
     content_type = response.headers.get("content-type", "")
     if not content_type.startswith("text/event-stream"):
         raw = _read_all(response)
@@ -149,28 +223,7 @@ def stream(
             http_status=response.status,
             http_body=raw.decode("utf-8", "replace"),
         )
-    return _chunks(response)
-
-
-def _chunks(response: http.client.HTTPResponse) -> ChunkStream:
-    try:
-        for event in iter_events(response.readline):
-            if event.data == "[DONE]":
-                return
-            try:
-                payload = json.loads(event.data)
-            except ValueError:
-                raise APIError(f"A stream event is not JSON: {event.data[:200]!r}", http_body=event.data) from None
-            if isinstance(payload, dict) and "error" in payload:
-                raise error_from_body(payload, event.data)
-            yield convert(payload)
-        raise APIConnectionError("The stream ended before the server sent [DONE]: the answer is incomplete.")
-    except socket.timeout:
-        raise Timeout("No part of the stream arrived within request_timeout.") from None
-    except (OSError, http.client.HTTPException) as e:
-        raise APIConnectionError(f"The stream broke: {e}") from e
-    finally:
-        response.close()
+    return response
 
 
 def _open(
@@ -182,22 +235,24 @@ def _open(
     query: Optional[Mapping[str, Any]] = None,
     raw: Optional[Tuple[bytes, str]] = None,
     accept: str,
+    headers: Optional[Mapping[str, str]] = None,
 ) -> http.client.HTTPResponse:
     url = resolve_api_base(options.api_base) + path
     if query:
         url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
-    headers: Dict[str, str] = {
+    sent: Dict[str, str] = {
         "Authorization": f"Bearer {resolve_api_key(options.api_key)}",
         "Accept": accept,
         "User-Agent": USER_AGENT,
+        **(headers or {}),
     }
     data: Optional[bytes] = None
     if body is not None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers["Content-Type"] = "application/json"
+        sent["Content-Type"] = "application/json"
     elif raw is not None:
-        data, headers["Content-Type"] = raw
-    prepared = urllib.request.Request(url, data=data, headers=headers, method=method)
+        data, sent["Content-Type"] = raw
+    prepared = urllib.request.Request(url, data=data, headers=sent, method=method)
     timeout = resolve_timeout(options.request_timeout)
     try:
         if timeout is None:

@@ -16,7 +16,7 @@ from typing import Optional
 
 from . import error
 from .hearth_object import HearthObject
-from .resources import ChatCompletion, Completion, Embedding, GeneratedImage, Image, Model
+from .resources import ChatCompletion, Completion, Embedding, GeneratedImage, Image, Model, Stream
 from .version import VERSION
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "request_timeout",
     "Completion",
     "ChatCompletion",
+    "Stream",
     "Embedding",
     "Model",
     "Image",

@@ -1,4 +1,4 @@
-"""The API's resources: Completion, ChatCompletion, Embedding, Model and Image."""
+"""The API's resources: Completion, ChatCompletion, Stream, Embedding, Model and Image."""
 
 from __future__ import annotations
 
@@ -106,6 +106,31 @@ class ChatCompletion(_Generation):
     """
 
     path = "/chat/completions"
+
+
+class Stream:
+    """``GET /v1/streams/{request_id}``: a streamed completion or chat completion, picked up again.
+
+    A stream's ``request_id`` and ``last_event_id`` (attributes of what ``create(..., stream=True)``
+    returned) are all it takes, on any Hearth API process, for a few minutes after its last
+    event: the chunks after that event arrive, then the live rest, with no gap and none twice.
+    Without ``last_event_id``, the whole stream again. Streams resume by themselves when their
+    connection breaks; this is for a program that was itself restarted.
+    """
+
+    @classmethod
+    def resume(
+        cls,
+        request_id: str,
+        last_event_id: Optional[str] = None,
+        *,
+        api_key: Optional[str] = None,
+        api_base: Optional[str] = None,
+        request_timeout: Optional[float] = None,
+    ) -> ChunkStream:
+        options = RequestOptions(api_key, api_base, request_timeout)
+        path = f"/streams/{urllib.parse.quote(request_id, safe='')}"
+        return api_requestor.stream("GET", path, options, last_event_id=last_event_id)
 
 
 class Embedding:

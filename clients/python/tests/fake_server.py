@@ -92,8 +92,10 @@ def error_body(message: str, type: str, code: str, param: Optional[str] = None) 
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
-def start_stream(handler: BaseHTTPRequestHandler) -> None:
+def start_stream(handler: BaseHTTPRequestHandler, request_id: Optional[str] = None) -> None:
     handler.send_response(200)
+    if request_id is not None:
+        handler.send_header("x-request-id", request_id)
     handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
     handler.send_header("Cache-Control", "no-cache")
     handler.send_header("Connection", "close")

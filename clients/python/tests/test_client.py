@@ -87,6 +87,20 @@ class CompletionTest(HearthTest):
         r = hearth.client.Completion.create(model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0)
         self.assertEqual(r.choices[0].text, case["text"])
 
+    def test_a_stream_left_early_is_resumed_by_its_request_id(self) -> None:
+        case = EXPECTED["completion"]
+        chunks = hearth.client.Completion.create(model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0, stream=True)
+        first = next(chunks)
+        chunks.close()
+        self.assertIsNotNone(chunks.request_id)
+        self.assertEqual(chunks.last_event_id, "1")
+        rest = hearth.client.Stream.resume(chunks.request_id, chunks.last_event_id)
+        self.assertEqual(first.choices[0].text + "".join(c.choices[0].text for c in rest if c.choices), case["text"])
+        whole = hearth.client.Stream.resume(chunks.request_id)
+        self.assertEqual("".join(c.choices[0].text for c in whole if c.choices), case["text"])
+        with self.assertRaises(error.NotFoundError):
+            list(hearth.client.Stream.resume("00000000-0000-4000-8000-000000000000"))
+
     def test_adapter_model(self) -> None:
         case = EXPECTED.get("adapter")
         if not case:

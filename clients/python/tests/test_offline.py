@@ -197,3 +197,49 @@ class TimeoutAndConnectionTest(FakeServerTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ResumeTest(FakeServerTest):
+    """A stream whose connection breaks picks up again after its last event ID, by itself."""
+
+    def test_a_broken_stream_resumes_after_its_last_event_id(self) -> None:
+        def first(h: BaseHTTPRequestHandler) -> None:
+            start_stream(h, request_id="req-1")
+            write(h, "id: 1\n" + chunk("one "))
+            write(h, "id: 2\n" + chunk("two "))
+            # The connection breaks here, before [DONE].
+
+        def rest(h: BaseHTTPRequestHandler) -> None:
+            start_stream(h, request_id="req-1")
+            write(h, "id: 3\n" + chunk("three"))
+            write(h, "data: [DONE]\n\n")
+
+        self.route("POST /v1/completions", first)
+        self.route("GET /v1/streams/req-1", rest)
+        chunks = hearth.client.Completion.create(model=MODEL, prompt="x", stream=True)
+        self.assertEqual(chunks.request_id, "req-1")
+        self.assertEqual("".join(c.choices[0].text for c in chunks), "one two three")
+        self.assertEqual((chunks.resumed, chunks.last_event_id), (1, "3"))
+        resumed = self.server.requests[-1]
+        self.assertEqual((resumed["method"], resumed["headers"]["last-event-id"]), ("GET", "2"))
+
+    def test_a_stream_that_keeps_breaking_raises_after_the_last_resume(self) -> None:
+        def broken(h: BaseHTTPRequestHandler) -> None:
+            start_stream(h, request_id="req-2")
+
+        self.route("POST /v1/completions", broken)
+        self.route("GET /v1/streams/req-2", broken)
+        with self.assertRaises(error.APIConnectionError):
+            list(hearth.client.Completion.create(model=MODEL, prompt="x", stream=True))
+        self.assertEqual(len(self.server.requests), 1 + hearth.api_requestor.MAX_RESUMES)
+
+    def test_resume_by_request_id(self) -> None:
+        def rest(h: BaseHTTPRequestHandler) -> None:
+            start_stream(h, request_id="req-3")
+            write(h, "id: 5\n" + chunk("later"))
+            write(h, "data: [DONE]\n\n")
+
+        self.route("GET /v1/streams/req-3", rest)
+        chunks = hearth.client.Stream.resume("req-3", "4")
+        self.assertEqual([c.choices[0].text for c in chunks], ["later"])
+        self.assertEqual(self.server.requests[-1]["headers"]["last-event-id"], "4")

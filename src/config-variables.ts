@@ -65,6 +65,17 @@ export const variables = {
     schema: optionalString.pipe(z.url().optional()),
     description: "PostgreSQL URL. Unset: an embedded PGlite database under the data directory.",
   },
+  HEARTH_DB_CONNECT_TIMEOUT_MS: {
+    schema: int(100, 600_000),
+    default: "5000",
+    description: "PostgreSQL: the longest wait for a new connection; then the request fails with 503.",
+  },
+  HEARTH_DB_STATEMENT_TIMEOUT_MS: {
+    schema: int(100, 3_600_000),
+    default: "15000",
+    description:
+      "PostgreSQL: the longest a statement may run (the server's statement_timeout), and the longest Hearth waits for an answer from a server that stopped answering; then 503.",
+  },
   REDIS_URL: {
     schema: optionalString.pipe(z.url().optional()),
     description:
@@ -74,6 +85,12 @@ export const variables = {
     schema: z.string().regex(/^[A-Za-z0-9:_-]+$/),
     default: "hearth",
     description: "Prefix of every Redis key and channel Hearth uses (queues, streams, worker heartbeats).",
+  },
+  HEARTH_REDIS_COMMAND_TIMEOUT_MS: {
+    schema: int(100, 600_000),
+    default: "5000",
+    description:
+      "The longest the API waits for Redis to answer a command (enqueueing, the log of a stream) before the request fails with 503.",
   },
   HEARTH_DATA_DIR: {
     schema: z.string().min(1),

@@ -19,7 +19,11 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string | undefined;
+  /** PostgreSQL's timeouts: for a new connection, and for a statement's answer. */
+  readonly dbTimeouts: { connectMs: number; statementMs: number };
   readonly redisUrl: string;
+  /** The longest a producer (the API) waits for Redis to answer a command. */
+  readonly redisCommandTimeoutMs: number;
   /** True when REDIS_URL was not given, so a supervisor may start a local Redis. */
   readonly redisUrlDefaulted: boolean;
   readonly redisPrefix: string;
@@ -90,7 +94,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: r.PORT,
     host: r.HOST,
     databaseUrl: r.DATABASE_URL,
+    dbTimeouts: { connectMs: r.HEARTH_DB_CONNECT_TIMEOUT_MS, statementMs: r.HEARTH_DB_STATEMENT_TIMEOUT_MS },
     redisUrl: r.REDIS_URL ?? "redis://127.0.0.1:6379",
+    redisCommandTimeoutMs: r.HEARTH_REDIS_COMMAND_TIMEOUT_MS,
     redisUrlDefaulted: r.REDIS_URL === undefined,
     redisPrefix: r.HEARTH_REDIS_PREFIX,
     dataDir,

@@ -10,7 +10,12 @@ import { migrateDatabase } from "../db/migrate.js";
  */
 export async function withAdminDatabase<T>(work: (db: Db) => Promise<T>): Promise<T> {
   const config = loadConfig(process.env);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    maxConnections: 2,
+    timeouts: config.dbTimeouts,
+  });
   try {
     await migrateDatabase(database);
     await bootstrapDatabase(database.db, {

@@ -43,7 +43,11 @@ export interface StartApiOptions {
  * registered, Redis producer, reply hub and model-change feed, then the HTTP server.
  */
 export async function startApi(config: Config, log: Logger, options: StartApiOptions = {}): Promise<RunningApi> {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    timeouts: config.dbTimeouts,
+  });
   await migrateDatabase(database);
   const { createdAdminKey } = await bootstrapDatabase(database.db, {
     adminKey: config.adminKey,

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { Sql } from "postgres";
+import { withQueryTimeout } from "./query-timeout.js";
 import * as schema from "./schema/index.js";
 
 /**
@@ -22,11 +23,18 @@ export type Database =
   | (DatabaseBase & { readonly kind: "pglite"; readonly client: PGlite });
 
 export type OpenDatabaseOptions =
-  | { databaseUrl?: string | undefined; dataDir: string; maxConnections?: number }
+  | { databaseUrl?: string | undefined; dataDir: string; maxConnections?: number; timeouts?: DatabaseTimeouts }
   | { pglite: "memory" };
+
+/** PostgreSQL's timeouts (config.ts `dbTimeouts`); PGlite, in process, needs none. */
+export interface DatabaseTimeouts {
+  connectMs: number;
+  statementMs: number;
+}
 
 /** Connections a postgres-js pool opens at most. */
 export const DEFAULT_MAX_CONNECTIONS = 10;
+const DEFAULT_TIMEOUTS: DatabaseTimeouts = { connectMs: 5_000, statementMs: 15_000 };
 
 /**
  * Opens PostgreSQL when a URL is given, else an embedded PGlite database kept under
@@ -37,25 +45,27 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<Database>
   if ("pglite" in opts) return openPglite(undefined);
   if (opts.databaseUrl) {
     // Two at least: migrateDatabase holds one for its lock while the migrator uses another.
-    return openPostgres(opts.databaseUrl, Math.max(2, opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS));
+    const max = Math.max(2, opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
+    return openPostgres(opts.databaseUrl, max, opts.timeouts ?? DEFAULT_TIMEOUTS);
   }
   const dir = path.join(path.resolve(opts.dataDir), "db");
   await fs.mkdir(dir, { recursive: true });
   return openPglite(dir);
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+async function openPostgres(url: string, max: number, timeouts: DatabaseTimeouts): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, {
     max,
     idle_timeout: 30,
-    connect_timeout: 10,
+    connect_timeout: Math.ceil(timeouts.connectMs / 1000),
     // NOTICEs ("schema already exists, skipping") are noise in the logs.
     onnotice: () => {},
-    connection: { application_name: "hearth" },
+    connection: { application_name: "hearth", statement_timeout: timeouts.statementMs },
   });
-  const db: Db = drizzle({ client, schema });
+  // A little over the server's own limit, so that a slow statement fails there, with its reason.
+  const db: Db = drizzle({ client: withQueryTimeout(client, timeouts.statementMs + 1_000), schema });
   return {
     kind: "postgres",
     db,

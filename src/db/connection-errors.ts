@@ -26,6 +26,8 @@ const CONNECTION_CODES = new Set([
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
   "CONNECT_TIMEOUT",
+  // db/query-timeout.ts: the server did not answer in time.
+  "QUERY_TIMEOUT",
 ]);
 
 /** An embedded PGlite that was closed (the process is shutting down). */
@@ -34,11 +36,13 @@ const PGLITE_CLOSED = /^PGlite is closed/;
 function unavailableCode(code: string, message: string): boolean {
   if (CONNECTION_CODES.has(code)) return true;
   // SQLSTATE: class 08 connection exception, class 53 insufficient resources (too many
-  // connections, out of memory or disk), 57P01–57P03 the server shutting down or starting,
+  // connections, out of memory or disk), 57014 a statement cancelled (statement_timeout, or
+  // Hearth's own cancel of one with no answer), 57P01–57P03 the server shutting down or starting,
   // 55000 "database … is not currently accepting connections", 3D000 the database is gone.
   return (
     /^(08|53)[0-9A-Z]{3}$/.test(code) ||
     /^57P0[1-3]$/.test(code) ||
+    code === "57014" ||
     code === "3D000" ||
     (code === "55000" && message.includes("not currently accepting connections"))
   );

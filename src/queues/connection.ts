@@ -8,7 +8,12 @@ import type { Config } from "../config.js";
  */
 export type ConnectionRole = "producer" | "worker" | "subscriber";
 
-export function redisOptions(role: ConnectionRole): RedisOptions {
+/**
+ * A producer's commands also fail after `commandTimeoutMs` without an answer (a Redis that
+ * stopped answering is a 503, not a hang); connections that block on purpose (BullMQ's
+ * workers, subscribers) get no such limit.
+ */
+export function redisOptions(role: ConnectionRole, commandTimeoutMs?: number): RedisOptions {
   const common: RedisOptions = {
     lazyConnect: false,
     connectionName: `hearth-${role}`,
@@ -18,13 +23,22 @@ export function redisOptions(role: ConnectionRole): RedisOptions {
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   };
   if (role === "producer") {
-    return { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 };
+    return {
+      ...common,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2_000,
+      ...(commandTimeoutMs === undefined ? {} : { commandTimeout: commandTimeoutMs }),
+    };
   }
   return { ...common, maxRetriesPerRequest: null, enableOfflineQueue: true };
 }
 
-export function createRedis(config: Pick<Config, "redisUrl">, role: ConnectionRole): Redis {
-  const redis = new Redis(config.redisUrl, redisOptions(role));
+export function createRedis(
+  config: Pick<Config, "redisUrl"> & Partial<Pick<Config, "redisCommandTimeoutMs">>,
+  role: ConnectionRole,
+): Redis {
+  const redis = new Redis(config.redisUrl, redisOptions(role, config.redisCommandTimeoutMs));
   // Errors surface through the commands that fail; an unhandled 'error' event would crash the process.
   redis.on("error", () => {});
   return redis;

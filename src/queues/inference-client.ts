@@ -36,6 +36,8 @@ export interface InferenceClientOptions {
   /** Once a worker runs the request: the longest wait for its first event, and between two events. */
   firstTokenTimeoutMs: number;
   interTokenTimeoutMs: number;
+  /** The longest wait for Redis to answer a command. */
+  redisTimeoutMs: number;
 }
 
 /** The client's options, as configured (config.ts). */
@@ -48,11 +50,20 @@ export function inferenceClientOptions(
     | "streamRetentionMs"
     | "firstTokenTimeoutMs"
     | "interTokenTimeoutMs"
+    | "redisCommandTimeoutMs"
   >,
 ): InferenceClientOptions {
-  const { redisPrefix: prefix, queueTimeoutMs, maxQueueDepth } = config;
+  const { redisPrefix: prefix, queueTimeoutMs, maxQueueDepth, redisCommandTimeoutMs: redisTimeoutMs } = config;
   const { streamRetentionMs, firstTokenTimeoutMs, interTokenTimeoutMs } = config;
-  return { prefix, queueTimeoutMs, maxQueueDepth, streamRetentionMs, firstTokenTimeoutMs, interTokenTimeoutMs };
+  return {
+    prefix,
+    queueTimeoutMs,
+    maxQueueDepth,
+    streamRetentionMs,
+    firstTokenTimeoutMs,
+    interTokenTimeoutMs,
+    redisTimeoutMs,
+  };
 }
 
 export interface RunOptions {
@@ -381,15 +392,13 @@ export class InferenceClient {
   private async redisCall<T>(fn: () => Promise<T>): Promise<T> {
     if (this.redis.status !== "ready") throw queueUnavailable();
     try {
-      return await withTimeout(fn(), REDIS_TIMEOUT_MS);
+      return await withTimeout(fn(), this.options.redisTimeoutMs);
     } catch (cause) {
       if (cause instanceof AppError) throw cause;
       throw queueUnavailable(cause);
     }
   }
 }
-
-const REDIS_TIMEOUT_MS = 5_000;
 
 /**
  * What `queue.getWaitingCount()` counts (the wait and paused lists), as plain commands:

@@ -39,6 +39,7 @@ describe("InferenceClient queue depth", () => {
       streamRetentionMs: 60_000,
       firstTokenTimeoutMs: 60_000,
       interTokenTimeoutMs: 60_000,
+      redisTimeoutMs: 5_000,
     });
   };
   const started: { abort: AbortController; run: AsyncGenerator; next: Promise<unknown> }[] = [];

@@ -6,7 +6,8 @@ import type { Sql } from "postgres";
  * (a network partition, a frozen host) enforces nothing: without this, a request waits until
  * TCP gives up, many minutes on. The query is cancelled (best effort) and its caller gets an
  * error that `isDatabaseUnavailable` knows (a 503). drizzle sends every query through
- * `unsafe` and every transaction through `begin`; a transaction is bounded as a whole.
+ * `unsafe` and every transaction through `begin`; a transaction is bounded as a whole, and
+ * one that ran past its bound rolls back rather than commit once the server answers.
  */
 export function withQueryTimeout(client: Sql, ms: number): Sql {
   return new Proxy(client, {
@@ -15,8 +16,21 @@ export function withQueryTimeout(client: Sql, ms: number): Sql {
         return (...args: Parameters<Sql["unsafe"]>) => bounded(target.unsafe(...args), ms);
       }
       if (property === "begin") {
-        return (...args: unknown[]) =>
-          deadline((target.begin as (...a: unknown[]) => Promise<unknown>)(...args), ms, () => {});
+        return (...args: unknown[]) => {
+          // A transaction past its deadline must not commit later, when the server answers
+          // again, after its caller was told it failed: it rolls back instead.
+          let expired = false;
+          const body = args.at(-1) as (tx: unknown) => Promise<unknown>;
+          const guarded = async (tx: unknown) => {
+            const result = await body(tx);
+            if (expired) throw new QueryTimeoutError(ms);
+            return result;
+          };
+          const begin = target.begin as (...a: unknown[]) => Promise<unknown>;
+          return deadline(begin(...args.slice(0, -1), guarded), ms, () => {
+            expired = true;
+          });
+        };
       }
       return Reflect.get(target, property, receiver);
     },

@@ -320,10 +320,13 @@ export class InferenceClient {
 
   /**
    * Watches the request from the side: the lease of the worker running it (stream.ts), and
-   * the time since its last event. A lease once seen that is gone means that worker died; a
+   * the time since its last event. A lease that is gone once it was seen, or once an event
+   * came (a worker holds it from before its first event to after its last: this is how a
+   * resumed request finds its worker dead), means that worker died; it must be missing twice
+   * in a row, since the last event and the lease's release race each other to this process. A
    * worker that holds its lease but sends nothing for longer than the event timeouts is stuck.
    * Either way the request ends now with an error, whatever it has already sent. A lease never
-   * seen is the queue timeout's business.
+   * seen before any event is the queue timeout's business.
    */
   private watch(
     requestId: string,
@@ -331,6 +334,7 @@ export class InferenceClient {
     progress: { events: number; lastEventAt: number },
   ): NodeJS.Timeout {
     let leaseSeenAt: number | undefined;
+    let missing = 0;
     const key = leaseKey(this.options.prefix, requestId);
     const fail = (message: string) => {
       clearInterval(timer);
@@ -341,8 +345,10 @@ export class InferenceClient {
       // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
       const held = await this.redis.exists(key).catch(() => undefined);
       const now = Date.now();
-      if (held === 1) leaseSeenAt ??= now;
-      else if (held === 0 && leaseSeenAt !== undefined) {
+      if (held === 1) {
+        leaseSeenAt ??= now;
+        missing = 0;
+      } else if (held === 0 && (leaseSeenAt !== undefined || progress.events > 0) && ++missing >= 2) {
         return fail("The worker running this request stopped; please retry.");
       }
       if (leaseSeenAt === undefined) return;

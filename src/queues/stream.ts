@@ -140,11 +140,14 @@ return redis.call('PUBLISH', channel, ARGV[3])`;
 /**
  * Logs event `seq` and publishes it on the request's route, in one step; resolves to the
  * number of API processes that received it. Plain EVAL, not EVALSHA: a script that must be
- * loaded first could put a later event in the log before an earlier one.
+ * loaded first could put a later event in the log before an earlier one. A request with no
+ * log cannot be resumed, so its route is its `replyTo`: a plain PUBLISH, which costs Redis less
+ * (measured: 16 clients of 1-token requests lost about a sixth of their throughput to the script).
  */
 export async function sendEvent(redis: Redis, to: ReplyAddress, seq: number, event: StreamEvent): Promise<number> {
   const { prefix, requestId } = to;
   const message = encodeEvent(requestId, seq, event);
+  if (to.logTtlMs === 0) return redis.publish(to.replyTo, message);
   const keys = [eventLogKey(prefix, requestId), routeKey(prefix, requestId)];
   return (await redis.eval(SEND_EVENT, 2, ...keys, to.replyTo, seq, message, to.logTtlMs)) as number;
 }
@@ -154,6 +157,11 @@ const RENEW_LEASE = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local channel = redis.call('GET', KEYS[2]) or ARGV[3]
 return redis.call('PUBSUB', 'NUMSUB', channel)[2]`;
+
+/** Takes a job's lease, before its first event. */
+export async function takeLease(redis: Redis, to: ReplyAddress, workerId: string): Promise<void> {
+  await redis.set(leaseKey(to.prefix, to.requestId), workerId, "PX", LEASE_TTL_MS);
+}
 
 /** Renews a job's lease; resolves to the number of API processes listening on its route. */
 export async function renewLease(redis: Redis, to: ReplyAddress, workerId: string): Promise<number> {

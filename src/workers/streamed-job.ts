@@ -9,6 +9,7 @@ import {
   ORPHAN_GRACE_MS,
   renewLease,
   sendEvent,
+  takeLease,
   type ReplyAddress,
   type StreamEvent,
 } from "../queues/stream.js";
@@ -104,7 +105,7 @@ async function holdLease(deps: StreamedJobDeps, to: ReplyAddress): Promise<{ rel
       deps.cancellations.cancel(requestId, orphaned());
     }
   };
-  await renew().catch((err: unknown) =>
+  await takeLease(deps.publisher, to, deps.workerId).catch((err: unknown) =>
     deps.log.warn("could not take a job's lease", { requestId, error: String(err) }),
   );
   const timer = setInterval(() => {

@@ -69,6 +69,41 @@ describe("PostgreSQL timeouts", () => {
     }
     await eventually(() => database.db.execute(sql`select 1`), 10_000);
   });
+
+  it("rolls back a transaction that ran past its bound, rather than commit it once the server answers", async () => {
+    await database.db.execute(sql`create table if not exists kept (x int)`);
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const steps: string[] = [];
+    const transaction = failure(
+      database.db.transaction(async (tx) => {
+        await tx.execute(sql`insert into kept values (1)`);
+        steps.push("first");
+        await gate;
+        await tx.execute(sql`insert into kept values (2)`);
+        steps.push("second");
+      }),
+    );
+    await eventually(async () => expect(steps).toEqual(["first"]));
+    proxy.freeze();
+    release();
+    try {
+      expect(isDatabaseUnavailable((await transaction).error)).toBe(true);
+    } finally {
+      proxy.thaw();
+    }
+    // The server answers again: the second insert goes through, and then the transaction rolls back.
+    await eventually(async () => expect(steps).toEqual(["first", "second"]), 10_000);
+    await eventually(async () => {
+      const open = await database.db.execute(
+        sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start is not null and pid <> pg_backend_pid()`,
+      );
+      expect(open[0]).toEqual({ n: 0 });
+    }, 10_000);
+    expect(await database.db.execute(sql`select count(*)::int as n from kept`)).toEqual([{ n: 0 }]);
+  });
 });
 
 describe("the API with a PostgreSQL that stopped answering", () => {

@@ -7,6 +7,7 @@ import type { HearthChild } from "../../src/bench/child-process.js";
 import { leaseKey } from "../../src/queues/stream.js";
 import { liveWorkers } from "../../src/queues/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
+import { lastEventId, readSse } from "../helpers/sse.js";
 import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
@@ -32,14 +33,14 @@ describe("a worker that dies mid-request", () => {
     });
     redis = new Redis(hearth.config.redisUrl);
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-worker-death-"));
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       workers.push(
         spawnWorker(hearth, dataDir, { HEARTH_WORKER_ROLES: "text", HEARTH_CONTEXT_SIZE: "2048" }, `worker ${i}`),
       );
     }
     await eventually(async () => {
       for (const w of workers) if (!w.running) throw w.failure("starting");
-      expect(await liveWorkers(redis, hearth.config.redisPrefix)).toHaveLength(3);
+      expect(await liveWorkers(redis, hearth.config.redisPrefix)).toHaveLength(4);
     }, 90_000);
   }, 120_000);
   afterAll(async () => {
@@ -91,6 +92,22 @@ describe("a worker that dies mid-request", () => {
     expect(whole.choices[0]!.text.startsWith(streamed)).toBe(true);
     console.log(`stream ended ${endedAfter} ms after the worker was killed`);
     expect(endedAfter).toBeLessThan(2_500);
+  }, 60_000);
+
+  it("ends a stream resumed after its worker died with an error event, after what was sent", async () => {
+    const res = await post({ stream: true, max_tokens: 2000 });
+    const requestId = res.headers.get("x-request-id")!;
+    const before = await readSse(res, { stop: (read) => read.length >= 3 });
+    await killHolder(requestId);
+    const killedAt = Date.now();
+    const resumed = await fetch(`${hearth.baseURL}/streams/${requestId}`, {
+      headers: { authorization: `Bearer ${hearth.apiKey}`, "last-event-id": String(lastEventId(before.events)) },
+    });
+    const rest = await readSse(resumed);
+    console.log(`the resumed stream ended ${Date.now() - killedAt} ms after its worker was killed`);
+    expect(rest.events.at(-1)!.data).toBe("[DONE]");
+    expect(JSON.parse(rest.events.at(-2)!.data)).toMatchObject({ error: { code: "unavailable" } });
+    expect(Date.now() - killedAt).toBeLessThan(2_500);
   }, 60_000);
 
   it("answers a plain request with a 503 and Retry-After, and the retry succeeds", async () => {

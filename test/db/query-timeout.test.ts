@@ -100,7 +100,7 @@ describe("PostgreSQL timeouts", () => {
       const open = await database.db.execute(
         sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start is not null and pid <> pg_backend_pid()`,
       );
-      expect(open[0]).toEqual({ n: 0 });
+      expect(open).toEqual([{ n: 0 }]);
     }, 10_000);
     expect(await database.db.execute(sql`select count(*)::int as n from kept`)).toEqual([{ n: 0 }]);
   });

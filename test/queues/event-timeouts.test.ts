@@ -17,6 +17,7 @@ const TIMEOUT_MS = 800;
 describe("a worker that goes quiet", () => {
   let hearth: TestHearth;
   let redis: Redis;
+  let subscriber: Redis;
   let stuck: Worker;
   const cancels: string[] = [];
   let release: () => void = () => {};
@@ -31,7 +32,7 @@ describe("a worker that goes quiet", () => {
     });
     const prefix = hearth.config.redisPrefix;
     redis = createRedis(hearth.config, "worker");
-    const subscriber = createRedis(hearth.config, "subscriber");
+    subscriber = createRedis(hearth.config, "subscriber");
     await subscribeCancels(subscriber, prefix, (requestId) => cancels.push(requestId));
     // Takes a job, holds its lease, sends one token if the prompt asks for it, then nothing.
     stuck = new Worker(
@@ -47,12 +48,12 @@ describe("a worker that goes quiet", () => {
       },
       { connection: createRedis(hearth.config, "worker"), prefix, concurrency: 4 },
     );
-    afterAll(() => subscriber.disconnect());
   });
   afterAll(async () => {
     release();
     await stuck?.close();
     redis?.disconnect();
+    subscriber?.disconnect();
     await hearth?.close();
   });
 

@@ -180,6 +180,17 @@ export const variables = {
     default: "256",
     description: "Waiting jobs per base model beyond which requests fail with 429.",
   },
+  HEARTH_SESSION_TTL_MS: {
+    schema: int(60_000, 30 * 86_400_000),
+    default: "43200000",
+    description: "A web session ends this long after its last use (12 h); signing out ends it at once.",
+  },
+  HEARTH_TRUST_PROXY: {
+    schema: bool,
+    default: "false",
+    description:
+      "Behind a TLS-terminating proxy: believe its X-Forwarded-Proto, so the session cookie is Secure when the proxy says https.",
+  },
   HEARTH_AUTH_CACHE_TTL_MS: {
     schema: int(0, 600_000),
     default: "5000",

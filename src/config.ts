@@ -51,6 +51,8 @@ export interface Config {
     readonly maxImageBytes: number;
     readonly maxInputPixels: number;
   };
+  /** The web pages: how long a session lasts, and whether a proxy's X-Forwarded-Proto is believed. */
+  readonly web: { readonly sessionTtlMs: number; readonly trustProxy: boolean };
   readonly reconcile: { readonly intervalMs: number; readonly afterMs: number };
   /** How long a SIGTERMed worker, and API, let running work finish. */
   readonly drain: { readonly workerMs: number; readonly apiMs: number };
@@ -126,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxImageBytes: r.HEARTH_MAX_IMAGE_BYTES,
       maxInputPixels: r.HEARTH_MAX_IMAGE_PIXELS,
     },
+    web: { sessionTtlMs: r.HEARTH_SESSION_TTL_MS, trustProxy: r.HEARTH_TRUST_PROXY },
     reconcile: { intervalMs: r.HEARTH_RECONCILE_INTERVAL_MS, afterMs: r.HEARTH_RECONCILE_AFTER_MS },
     drain: { workerMs: r.HEARTH_WORKER_DRAIN_MS, apiMs: r.HEARTH_API_DRAIN_MS },
     maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,

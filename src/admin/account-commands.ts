@@ -1,9 +1,7 @@
 import type { Command } from "commander";
 import { examples } from "../cli/command-kit.js";
-import { CliError, EXIT, usageError } from "../cli/exit-codes.js";
+import { usageError } from "../cli/exit-codes.js";
 import { accountTable } from "../cli/account-view.js";
-import { accountResource } from "../api/management/resources.js";
-import { createAccount, listAccounts } from "../db/queries/accounts.js";
 import { ACCOUNT_ID_PATTERN } from "../domain/vocabulary.js";
 import { adminAction } from "./admin-action.js";
 
@@ -18,16 +16,15 @@ export function registerAccountCommands(program: Command): void {
       .option("--enterprise", "no limit on deployed models")
       .option("--max-deployed <n>", "how many models it may deploy at once (default 100)")
       .action(
-        adminAction(async ({ db, out }, id: string, options: CreateAccountOptions) => {
+        adminAction(async ({ admin, out }, id: string, options: CreateAccountOptions) => {
           const maxDeployed = options.maxDeployed === undefined ? undefined : parseCount(options.maxDeployed);
-          const account = await createAccount(db, {
-            id,
-            displayName: options.displayName ?? id,
+          const account = await admin.createAccount({
+            accountId: id,
+            displayName: options.displayName,
             enterprise: options.enterprise ?? false,
             maxDeployedModels: maxDeployed,
           });
-          if (!account) throw new CliError(EXIT.failure, `Account "${id}" already exists.`);
-          out.result(account, () => `Created account "${account.id}" (${account.displayName}).`);
+          out.result(account, () => `Created account "${account.accountId}" (${account.displayName}).`);
         }, checkCreateAccount),
       ),
     ['npm run admin -- create-account acme --display-name "Acme"', "npm run admin -- create-account big --enterprise"],
@@ -38,11 +35,9 @@ export function registerAccountCommands(program: Command): void {
       .command("list-accounts")
       .description("List the accounts")
       .action(
-        adminAction(async ({ db, out }) => {
-          const accounts = await listAccounts(db);
-          out.result(accounts, () =>
-            accounts.length === 0 ? "(none)" : accountTable(out, accounts.map(accountResource)),
-          );
+        adminAction(async ({ admin, out }) => {
+          const accounts = await admin.accounts();
+          out.result(accounts, () => (accounts.length === 0 ? "(none)" : accountTable(out, accounts)));
         }),
       ),
     ["npm run admin -- list-accounts --output json"],

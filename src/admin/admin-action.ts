@@ -1,17 +1,22 @@
 import type { Command } from "commander";
 import { Output, type OutputFormat } from "../cli/output.js";
-import type { Db } from "../db/client.js";
-import { withAdminDatabase } from "./admin-database.js";
+import { withAdminBackend, type AdminBackend } from "./admin-backend.js";
 
 export interface AdminContext {
-  db: Db;
+  admin: AdminBackend;
   out: Output;
+}
+
+interface GlobalOptions {
+  output: OutputFormat;
+  server?: string;
+  database?: boolean;
 }
 
 /**
  * A commander action of the admin tool: `check` sees the arguments first (usage errors
- * cost no database connection), then the database is opened for `run`. Arguments come
- * as commander passes them: positionals, then the options.
+ * cost no connection), then the server (or with --database the database) is reached for
+ * `run`. Arguments come as commander passes them: positionals, then the options.
  */
 export function adminAction<A extends unknown[]>(
   run: (ctx: AdminContext, ...args: A) => Promise<void>,
@@ -21,13 +26,13 @@ export function adminAction<A extends unknown[]>(
     const command = args.at(-1) as Command;
     const positionals = args.slice(0, -1) as A;
     check?.(...positionals);
-    const { output } = command.optsWithGlobals<{ output: OutputFormat }>();
+    const { output, server, database } = command.optsWithGlobals<GlobalOptions>();
     const out = new Output({ format: output, quiet: false, color: true });
-    await withAdminDatabase((db) => run({ db, out }, ...positionals));
+    await withAdminBackend({ server, database }, (admin) => run({ admin, out }, ...positionals));
   };
 }
 
 /** 2026-01-02T03:04:05.000Z → 2026-01-02T03:04:05Z; "-" for none. */
-export function adminTime(value: Date | null): string {
-  return value === null ? "-" : value.toISOString().replace(/\.\d{3}Z$/, "Z");
+export function adminTime(value: string | null): string {
+  return value === null ? "-" : value.replace(/\.\d{3}Z$/, "Z");
 }

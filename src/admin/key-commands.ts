@@ -1,10 +1,7 @@
 import type { Command } from "commander";
-import { issueApiKey } from "../auth/api-keys.js";
 import { examples } from "../cli/command-kit.js";
-import { CliError, EXIT, usageError } from "../cli/exit-codes.js";
+import { usageError } from "../cli/exit-codes.js";
 import { table } from "../cli/output.js";
-import { getAccount } from "../db/queries/accounts.js";
-import { listApiKeys, revokeApiKey } from "../db/queries/api-keys.js";
 import { API_KEY_ROLES, type ApiKeyRole } from "../domain/vocabulary.js";
 import { adminAction, adminTime } from "./admin-action.js";
 
@@ -16,14 +13,13 @@ export function registerKeyCommands(program: Command): void {
       .description("Create an API key for an account; the key is printed once")
       .argument("<account-id>", "the account the key belongs to")
       .option("--name <name>", "what the key is for (default: default)")
-      .option("--role <role>", `${API_KEY_ROLES.join(" or ")} (default: user)`)
+      .option("--role <role>", `${API_KEY_ROLES.join(" or ")} (default: member)`)
       .action(
         adminAction(
-          async ({ db, out }, accountId: string, options: { name?: string; role?: string }) => {
-            const { key, apiKey } = await issueApiKey(db, {
-              accountId,
-              name: options.name ?? "default",
-              role: (options.role ?? "user") as ApiKeyRole,
+          async ({ admin, out }, accountId: string, options: { name?: string; role?: string }) => {
+            const { key, apiKey } = await admin.issueKey(accountId, {
+              name: options.name,
+              role: options.role as ApiKeyRole | undefined,
             });
             out.result({ key, ...apiKey }, () => [
               `Created ${apiKey.role} key "${apiKey.name}" (prefix ${apiKey.prefix}) for account "${apiKey.accountId}".`,
@@ -47,11 +43,8 @@ export function registerKeyCommands(program: Command): void {
       .description("List API keys (prefix, account, role, use); never the keys themselves")
       .argument("[account-id]", "only this account's keys")
       .action(
-        adminAction(async ({ db, out }, accountId: string | undefined) => {
-          if (accountId !== undefined && !(await getAccount(db, accountId))) {
-            throw new CliError(EXIT.failure, `Account "${accountId}" does not exist.`);
-          }
-          const keys = await listApiKeys(db, accountId);
+        adminAction(async ({ admin, out }, accountId: string | undefined) => {
+          const keys = await admin.keys(accountId);
           out.result(keys, () =>
             keys.length === 0
               ? "(none)"
@@ -63,9 +56,9 @@ export function registerKeyCommands(program: Command): void {
                     k.accountId,
                     k.name,
                     k.role,
-                    adminTime(k.createdAt),
-                    adminTime(k.lastUsedAt),
-                    adminTime(k.revokedAt),
+                    adminTime(k.createTime),
+                    adminTime(k.lastUseTime),
+                    adminTime(k.revokeTime),
                   ]),
                 ),
           );
@@ -80,13 +73,12 @@ export function registerKeyCommands(program: Command): void {
       .description("Revoke an API key by its prefix (as list-keys shows it)")
       .argument("<prefix>", "the key's first 12 characters, e.g. hth_AbCdEfGh")
       .action(
-        adminAction(async ({ db, out }, prefix: string) => {
-          const key = await revokeApiKey(db, { prefix });
-          if (!key) throw new CliError(EXIT.failure, `No API key with prefix "${prefix}".`);
+        adminAction(async ({ admin, out }, prefix: string) => {
+          const key = await admin.revokeKey(prefix);
           out.result(
             key,
             () =>
-              `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${adminTime(key.revokedAt)}.`,
+              `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${adminTime(key.revokeTime)}.`,
           );
         }),
       ),

@@ -1,14 +1,16 @@
 import { Command, CommanderError, Option } from "commander";
 import { CliError, EXIT } from "../cli/exit-codes.js";
-import { describeCommandError } from "../cli/error-line.js";
+import { HearthApiError, HearthConnectionError } from "../cli/api-client.js";
+import { describeCommandError, withHint } from "../cli/error-line.js";
 import { Output } from "../cli/output.js";
 import { registerAccountCommands } from "./account-commands.js";
 import { registerKeyCommands } from "./key-commands.js";
 
 /**
- * `npm run admin`: the operator's commands that work on the database directly (accounts and
- * API keys), for bootstrap and recovery. Same output, tables and exit codes as the `hearth`
- * CLI: 0 done, 1 failed, 2 usage error (nothing was opened).
+ * `npm run admin`: the operator's commands for accounts and API keys. They use the server's
+ * admin endpoints with an admin key; `--database` acts on the database itself instead, for
+ * bootstrap and recovery. Same output, tables and exit codes as the `hearth` CLI: 0 done,
+ * 1 failed, 2 usage error (nothing was reached).
  */
 
 const NAME = "npm run admin --";
@@ -16,20 +18,23 @@ const USAGE = `Usage: ${NAME} <command> [options]  (${NAME} --help lists the com
 
 export function buildAdminProgram(): Command {
   const program = new Command(NAME)
-    .description("Manage accounts and API keys in Hearth's database (the one the server uses).")
+    .description("Manage Hearth's accounts and API keys (through the server's admin endpoints).")
     .addOption(
       new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)")
         .choices(["text", "json"])
         .default("text"),
     )
+    .option("--server <url>", "the server (default: HEARTH_BASE_URL, else http://127.0.0.1:<PORT>)")
+    .option("--database", "act on the database itself, not through a server (bootstrap and recovery)")
     .exitOverride()
     .configureOutput({ outputError: () => {} });
   program.addHelpText(
     "after",
     [
       "",
-      "The database is the one the server uses: DATABASE_URL, else PGlite under HEARTH_DATA_DIR",
-      "(one process at a time: stop the server before running these against PGlite).",
+      "The key: HEARTH_API_KEY (an admin key), else the one a first start wrote to",
+      "HEARTH_DATA_DIR/admin-api-key. With --database: DATABASE_URL, else PGlite under",
+      "HEARTH_DATA_DIR (one process at a time: stop the server first).",
       "Exit codes: 0 done, 1 failed, 2 usage error.",
       "",
     ].join("\n"),
@@ -64,6 +69,20 @@ function describeAdminError(error: unknown, command: string): { code: number; me
   }
   const common = describeCommandError(error, command);
   if (common) return common;
+  if (error instanceof HearthApiError) {
+    const refused = error.status === 401 || error.status === 403;
+    const hint = refused ? "Set HEARTH_API_KEY to an admin key, or add --database on the server's machine." : undefined;
+    return { code: EXIT.failure, message: withHint(error.message, hint) };
+  }
+  if (error instanceof HearthConnectionError) {
+    return {
+      code: EXIT.failure,
+      message: withHint(
+        error.message,
+        "Is it running? Pass --server or set HEARTH_BASE_URL; or add --database on the server's machine.",
+      ),
+    };
+  }
   // The database's own words, with their causes (drizzle wraps the driver's errors).
   const parts: string[] = [];
   for (let e: unknown = error; e !== undefined && parts.length < 5; e = e instanceof Error ? e.cause : undefined) {

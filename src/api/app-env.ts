@@ -1,10 +1,13 @@
 import type { Redis } from "ioredis";
 import type { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
+import type { SessionStore } from "../auth/sessions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
+import type { ApiKeyRole } from "../domain/vocabulary.js";
 import type { Logger } from "../logger.js";
 import type { InferenceClient } from "../queues/inference-client.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
+import type { Administration } from "./services/administration.js";
 import type { Deployments } from "./services/deployments.js";
 import type { ModelCatalog } from "./services/model-catalog.js";
 import type { ModelDeletion } from "./services/model-deletion.js";
@@ -16,6 +19,8 @@ export interface AppDeps {
   config: Config;
   db: Db;
   apiKeys: ApiKeyAuthenticator;
+  /** The web pages' sessions (auth/sessions.ts). */
+  sessions: SessionStore;
   redis: Redis;
   inference: InferenceClient;
   models: ModelResolver;
@@ -24,12 +29,13 @@ export interface AppDeps {
   log: Logger;
 }
 
-/** The services behind the management API (models, files, deployments). */
+/** The services behind the management API (models, files, deployments) and the admin endpoints. */
 export interface ManagementServices {
   catalog: ModelCatalog;
   uploads: AddonUploads;
   deployments: Deployments;
   deletion: ModelDeletion;
+  administration: Administration;
 }
 
 export interface Caller {
@@ -37,7 +43,7 @@ export interface Caller {
   keyId: string;
   /** The key's first characters, as listings show it (auth/api-keys.ts apiKeyPrefix). */
   keyPrefix: string;
-  role: "admin" | "user";
+  role: ApiKeyRole;
 }
 
 export interface AppEnv {

@@ -6,7 +6,9 @@ import { accountRoutes } from "./management/account-routes.js";
 import { lifecycleRoutes } from "./management/lifecycle-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
 import { imageRoutes } from "./images/image-routes.js";
+import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
+import { requireRole } from "./middleware/require-role.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
@@ -14,6 +16,7 @@ import { embeddingsRoutes } from "./openai/embeddings.js";
 import { modelsRoutes } from "./openai/models.js";
 import { streamsRoutes } from "./openai/streams.js";
 import { serviceRoutes } from "./service-routes.js";
+import { webRoutes } from "./web/web-routes.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
 const IMAGE_UPLOAD_PATH = /^\/v1\/image_generation\/accounts\/[^/]+\/models\/[^/]+\/(image_to_image|control_net)$/;
@@ -28,6 +31,7 @@ export function createApp(deps: AppDeps) {
   app.onError(renderError(deps.log));
   app.notFound(renderNotFound);
   serviceRoutes(app, deps);
+  webRoutes(app, deps);
 
   const jsonLimit = bodyLimit({
     maxSize: deps.config.maxBodyBytes,
@@ -50,7 +54,8 @@ export function createApp(deps: AppDeps) {
     if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
   });
-  app.use("/v1/*", requireApiKey(deps.apiKeys));
+  app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions));
+  app.use("/v1/admin/*", requireRole("admin"));
   for (const mount of [
     completionsRoutes,
     chatCompletionsRoutes,
@@ -61,6 +66,7 @@ export function createApp(deps: AppDeps) {
     modelRoutes,
     lifecycleRoutes,
     imageRoutes,
+    adminRoutes,
   ]) {
     mount(app, deps);
   }

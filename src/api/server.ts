@@ -6,6 +6,8 @@ import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
 import type { Logger } from "../logger.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
+import { SessionStore } from "../auth/sessions.js";
+import { Administration } from "./services/administration.js";
 import { InferenceClient, inferenceClientOptions } from "../queues/inference-client.js";
 import { ModelChanges } from "../queues/model-changes.js";
 import { ReplyHub } from "../queues/reply-hub.js";
@@ -89,9 +91,22 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     uploads: new AddonUploads(database.db, storage, catalog, config, log),
     deployments,
     deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
+    administration: new Administration(database.db, (keyId) => apiKeys.forget(keyId)),
   };
   const images = new ImageGeneration(models, inference, redis, config);
-  const app = createApp({ config, db: database.db, apiKeys, redis, inference, models, images, management, log });
+  const sessions = new SessionStore(redis, config.redisPrefix, config.web.sessionTtlMs);
+  const app = createApp({
+    config,
+    db: database.db,
+    apiKeys,
+    sessions,
+    redis,
+    inference,
+    models,
+    images,
+    management,
+    log,
+  });
 
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));

@@ -1,4 +1,5 @@
 import type { Db } from "../db/client.js";
+import { findActiveApiKey } from "../db/queries/api-keys.js";
 import { TtlCache, type CacheTiming } from "../ttl-cache.js";
 import { authenticateApiKey, hashApiKey, isPresentableApiKey, type AuthenticatedKey } from "./api-keys.js";
 
@@ -14,6 +15,8 @@ const MAX_CACHED_KEYS = 10_000;
  */
 export class ApiKeyAuthenticator {
   private readonly cache: TtlCache<string, AuthenticatedKey>;
+  /** Keys still valid, by ID: a web session names its key by ID (it never holds the key). */
+  private readonly byId: TtlCache<string, AuthenticatedKey>;
 
   constructor(
     private readonly db: Db,
@@ -21,6 +24,15 @@ export class ApiKeyAuthenticator {
     timing: CacheTiming,
   ) {
     this.cache = new TtlCache({ ...timing, maxEntries: MAX_CACHED_KEYS });
+    this.byId = new TtlCache({ ...timing, maxEntries: MAX_CACHED_KEYS });
+  }
+
+  /** The key of a web session, if it is still valid (not revoked), with its current role. */
+  async stillValid(keyId: string): Promise<AuthenticatedKey | null> {
+    return this.byId.getOrLoad(keyId, async () => {
+      const key = await findActiveApiKey(this.db, keyId);
+      return key && { accountId: key.accountId, keyId: key.id, role: key.role, prefix: key.prefix };
+    });
   }
 
   /** The key's account and role, or null for an unknown, wrong, revoked or malformed key. */
@@ -32,5 +44,6 @@ export class ApiKeyAuthenticator {
   /** Stops reusing the checks of one key (by its ID): the next request asks the database. */
   forget(keyId: string): void {
     this.cache.deleteWhere((key) => key.keyId === keyId);
+    this.byId.deleteWhere((key) => key.keyId === keyId);
   }
 }

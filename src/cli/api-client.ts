@@ -12,6 +12,14 @@ import type {
   UploadedFile,
   WhoAmI,
 } from "../api/contract/management/resources.js";
+import type {
+  AllAccounts,
+  ApiKeyList,
+  CreateAccountRequest,
+  IssueApiKeyRequest,
+  IssuedApiKey,
+  ApiKeyResource,
+} from "../api/contract/admin/resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
 import { streamFile, type RawAnswer } from "./http-upload.js";
 
@@ -71,6 +79,19 @@ export class HearthClient {
   version = () => this.call<ServerVersion>("GET", "/v1/version");
   whoami = () => this.call<WhoAmI>("GET", "/v1/whoami");
   listAccounts = () => this.call<AccountList>("GET", "/v1/accounts");
+
+  // The admin endpoints (an admin key only).
+  adminListAccounts = () => this.call<AllAccounts>("GET", "/v1/admin/accounts");
+  adminCreateAccount = (body: CreateAccountRequest) => this.call<Account>("POST", "/v1/admin/accounts", body);
+  adminIssueKey = (accountId: string, body: IssueApiKeyRequest) =>
+    this.call<IssuedApiKey>("POST", `/v1/admin/accounts/${encodeURIComponent(accountId)}/api-keys`, body);
+  adminListKeys = (accountId?: string) =>
+    this.call<ApiKeyList>(
+      "GET",
+      `/v1/admin/api-keys${accountId === undefined ? "" : `?account_id=${encodeURIComponent(accountId)}`}`,
+    );
+  adminRevokeKey = (prefix: string) =>
+    this.call<ApiKeyResource>("DELETE", `/v1/admin/api-keys/${encodeURIComponent(prefix)}`);
 
   listModels(
     accountId: string,

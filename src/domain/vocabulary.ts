@@ -27,5 +27,5 @@ export type AdapterFormat = (typeof ADAPTER_FORMATS)[number];
 export const DEPLOYMENT_STATES = ["DEPLOYING", "DEPLOYED", "UNDEPLOYING", "FAILED"] as const;
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 
-export const API_KEY_ROLES = ["admin", "user"] as const;
+export const API_KEY_ROLES = ["admin", "member"] as const;
 export type ApiKeyRole = (typeof API_KEY_ROLES)[number];

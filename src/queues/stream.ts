@@ -73,7 +73,7 @@ export const leaseKey = (prefix: string, requestId: string) => `${prefix}:lease:
  * resumed elsewhere), and the worker cancels the job. An API whose client left a resumable
  * stream waits as long for a resume before it cancels the job itself.
  */
-export const ORPHAN_GRACE_MS = 500;
+export { ORPHAN_GRACE_MS } from "../domain/streams.js";
 
 /** A request's event log (a Redis Stream): its meta at ID `0-1`, then event `seq` at `1-<seq>`. */
 export const eventLogKey = (prefix: string, requestId: string) => `${prefix}:events:${requestId}`;

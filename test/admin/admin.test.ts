@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authenticateApiKey } from "../../src/auth/api-keys.js";
-import { openDatabase, type Database } from "../../src/db/client.js";
+import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { createTestAccount } from "../helpers/management.js";
 import { createTestPostgresDatabase, type TestPostgresDatabase } from "../helpers/test-databases.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -19,7 +19,9 @@ interface Run {
 
 function admin(env: Record<string, string>, ...args: string[]): Promise<Run> {
   const base = { ...process.env };
-  for (const name of Object.keys(base)) if (name === "DATABASE_URL" || name.startsWith("HEARTH_")) delete base[name];
+  for (const name of Object.keys(base)) {
+    if (name === "DATABASE_URL" || name === "PORT" || name.startsWith("HEARTH_")) delete base[name];
+  }
   return new Promise((resolve) => {
     execFile(tsx, ["src/admin/main.ts", ...args], { cwd: root, env: { ...base, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
@@ -28,19 +30,22 @@ function admin(env: Record<string, string>, ...args: string[]): Promise<Run> {
   });
 }
 
-describe("npm run admin against PostgreSQL", () => {
-  let target: TestPostgresDatabase;
+describe("npm run admin through the server's admin endpoints", () => {
+  let hearth: TestHearth;
   let dataDir: string;
   let env: Record<string, string>;
   beforeAll(async () => {
-    target = await createTestPostgresDatabase();
+    hearth = await startTestHearth({ worker: false, env: { HEARTH_AUTH_CACHE_TTL_MS: "0" } });
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-"));
-    env = { DATABASE_URL: target.url, HEARTH_DATA_DIR: dataDir };
+    env = { HEARTH_BASE_URL: hearth.url, HEARTH_API_KEY: hearth.apiKey, HEARTH_DATA_DIR: dataDir };
   });
   afterAll(async () => {
-    await target.drop();
+    await hearth?.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   });
+
+  const whoami = (key: string) =>
+    fetch(`${hearth.baseURL}/whoami`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
 
   it("manages accounts and keys end to end", async () => {
     const created = await admin(
@@ -57,13 +62,11 @@ describe("npm run admin against PostgreSQL", () => {
     );
     expect(created.code, created.stderr).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({
-      id: "acme",
+      accountId: "acme",
       displayName: "Acme Inc",
       enterprise: true,
-      maxDeployedModels: 5,
+      maxDeployedModels: null,
     });
-    // The first run also initialised the database: the admin key went to stderr and the key file.
-    expect(created.stderr).toMatch(/Admin API key \(shown once; also written to .*admin-api-key\): hth_/);
 
     const again = await admin(env, "create-account", "acme");
     expect(again.code).toBe(1);
@@ -74,13 +77,12 @@ describe("npm run admin against PostgreSQL", () => {
     const issued = JSON.parse(key.stdout) as { key: string; prefix: string; role: string; accountId: string };
     expect(issued).toMatchObject({ role: "admin", accountId: "acme" });
     expect(issued.key).toMatch(/^hth_[A-Za-z0-9_-]{40}$/);
-    expect(issued).not.toHaveProperty("hash");
 
     const textKey = await admin(env, "create-key", "acme");
     expect(textKey.code, textKey.stderr).toBe(0);
     const printedKey = textKey.stdout.trim().split("\n").at(-1)!;
     expect(printedKey).toMatch(/^hth_/);
-    expect(textKey.stdout).toContain("user key");
+    expect(textKey.stdout).toContain("member key");
 
     const listed = await admin(env, "list-keys", "acme", "--output", "json");
     const keys = JSON.parse(listed.stdout) as Record<string, unknown>[];
@@ -88,12 +90,11 @@ describe("npm run admin against PostgreSQL", () => {
     for (const k of keys)
       expect(Object.keys(k).sort()).toEqual([
         "accountId",
-        "createdAt",
-        "id",
-        "lastUsedAt",
+        "createTime",
+        "lastUseTime",
         "name",
         "prefix",
-        "revokedAt",
+        "revokeTime",
         "role",
       ]);
     expect(listed.stdout).not.toContain(issued.key);
@@ -103,35 +104,51 @@ describe("npm run admin against PostgreSQL", () => {
     expect(table.stdout).toContain(issued.prefix);
 
     const accounts = await admin(env, "list-accounts", "--output", "json");
-    expect((JSON.parse(accounts.stdout) as { id: string }[]).map((a) => a.id).sort()).toEqual([
+    expect((JSON.parse(accounts.stdout) as { accountId: string }[]).map((a) => a.accountId).sort()).toEqual([
       "acme",
       "default",
       "hearth",
     ]);
 
-    let database: Database | undefined;
-    try {
-      database = await openDatabase({ databaseUrl: target.url, dataDir });
-      expect(await authenticateApiKey(database.db, issued.key)).toMatchObject({ accountId: "acme", role: "admin" });
-      const revoked = await admin(env, "revoke-key", issued.prefix);
-      expect(revoked.code, revoked.stderr).toBe(0);
-      expect(revoked.stdout).toContain(`Revoked key ${issued.prefix}`);
-      expect(await authenticateApiKey(database.db, issued.key)).toBeNull();
-      expect(await authenticateApiKey(database.db, printedKey)).toMatchObject({ accountId: "acme", role: "user" });
-    } finally {
-      await database?.close();
-    }
+    expect(await whoami(issued.key)).toBe(200);
+    const revoked = await admin(env, "revoke-key", issued.prefix);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain(`Revoked key ${issued.prefix}`);
+    expect(await whoami(issued.key)).toBe(401);
+    expect(await whoami(printedKey)).toBe(200);
 
     const missing = await admin(env, "revoke-key", "hth_nothere0");
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('No API key with prefix "hth_nothere0".');
+    expect(missing.stderr).toContain('No API key has the prefix "hth_nothere0".');
     const noAccount = await admin(env, "create-key", "nobody");
     expect(noAccount.code).toBe(1);
     expect(noAccount.stderr).toContain('Account "nobody" does not exist.');
   });
 
-  it("rejects usage errors with status 2 before touching the database", async () => {
-    const broken = { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", HEARTH_DATA_DIR: dataDir };
+  it("takes the admin key from the data directory, and refuses a member key or none, with what to do", async () => {
+    const keyDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-key-"));
+    try {
+      await fs.writeFile(path.join(keyDir, "admin-api-key"), `${hearth.apiKey}\n`, { mode: 0o600 });
+      const fromFile = await admin({ HEARTH_BASE_URL: hearth.url, HEARTH_DATA_DIR: keyDir }, "list-accounts");
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+    } finally {
+      await fs.rm(keyDir, { recursive: true, force: true });
+    }
+    const member = await createTestAccount(hearth, "plain");
+    const refused = await admin({ ...env, HEARTH_API_KEY: member.apiKey }, "list-accounts");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("This needs an admin key; this key's role is member.");
+    expect(refused.stderr).toContain("--database");
+    const none = await admin({ HEARTH_BASE_URL: hearth.url, HEARTH_DATA_DIR: dataDir }, "list-accounts");
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/No admin key: set HEARTH_API_KEY/);
+    const away = await admin({ ...env, HEARTH_BASE_URL: "http://127.0.0.1:1" }, "list-accounts");
+    expect(away.code).toBe(1);
+    expect(away.stderr).toMatch(/Cannot reach Hearth at .*Is it running\?/);
+  });
+
+  it("rejects usage errors with status 2 before reaching anything", async () => {
+    const broken = { HEARTH_BASE_URL: "http://127.0.0.1:1", HEARTH_DATA_DIR: dataDir };
     const cases: [string[], RegExp][] = [
       [[], /No command given/],
       [["frobnicate"], /Unknown command "frobnicate"/],
@@ -151,32 +168,58 @@ describe("npm run admin against PostgreSQL", () => {
     const help = await admin(broken, "--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("create-account [options] <id>");
+    expect(help.stdout).toContain("--database");
+  });
+});
+
+describe("npm run admin --database (bootstrap and recovery)", () => {
+  let target: TestPostgresDatabase;
+  let dataDir: string;
+  beforeAll(async () => {
+    target = await createTestPostgresDatabase();
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-db-"));
+  });
+  afterAll(async () => {
+    await target.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("initialises a new PostgreSQL database and manages it without a server", async () => {
+    const env = { DATABASE_URL: target.url, HEARTH_DATA_DIR: dataDir };
+    const created = await admin(env, "--database", "create-account", "acme", "--output", "json");
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ accountId: "acme", maxDeployedModels: 100 });
+    // The first run also initialised the database: the admin key went to stderr and the key file.
+    expect(created.stderr).toMatch(/Admin API key \(shown once; also written to .*admin-api-key\): hth_/);
+    const key = await admin(env, "--database", "create-key", "acme", "--role", "admin", "--output", "json");
+    expect(JSON.parse(key.stdout)).toMatchObject({ key: expect.stringMatching(/^hth_/), role: "admin" });
+    const listed = await admin(env, "--database", "list-keys", "acme");
+    expect(listed.stdout).toContain("admin");
   });
 
   it("fails with status 1 and a message when the database is unreachable", async () => {
     const run = await admin(
       { DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", HEARTH_DATA_DIR: dataDir },
+      "--database",
       "list-accounts",
     );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^error: /);
   });
-});
 
-describe("npm run admin against PGlite", () => {
   it("uses <HEARTH_DATA_DIR>/db when DATABASE_URL is unset", async () => {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-pglite-"));
+    const pgliteDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-pglite-"));
     try {
-      const env = { HEARTH_DATA_DIR: dataDir };
-      const created = await admin(env, "create-account", "solo");
+      const env = { HEARTH_DATA_DIR: pgliteDir };
+      const created = await admin(env, "--database", "create-account", "solo");
       expect(created.code, created.stderr).toBe(0);
-      const listed = await admin(env, "list-accounts");
+      const listed = await admin(env, "--database", "list-accounts");
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).toMatch(/^solo\s/m);
-      expect((await fs.stat(path.join(dataDir, "db"))).isDirectory()).toBe(true);
-      expect((await fs.stat(path.join(dataDir, "admin-api-key"))).mode & 0o777).toBe(0o600);
+      expect((await fs.stat(path.join(pgliteDir, "db"))).isDirectory()).toBe(true);
+      expect((await fs.stat(path.join(pgliteDir, "admin-api-key"))).mode & 0o777).toBe(0o600);
     } finally {
-      await fs.rm(dataDir, { recursive: true, force: true });
+      await fs.rm(pgliteDir, { recursive: true, force: true });
     }
   });
 });

@@ -32,14 +32,14 @@ describe("ApiKeyAuthenticator", () => {
     await truncateAllTables(t.db);
     await createAccount(t.db, { id: "acme", displayName: "Acme" });
   });
-  const issue = () => issueApiKey(t.db, { accountId: "acme", name: "ci", role: "user" });
+  const issue = () => issueApiKey(t.db, { accountId: "acme", name: "ci", role: "member" });
 
   it("answers a repeated key from memory, without the database", async () => {
     const { key, apiKey } = await issue();
     const { db, counter } = countingDb(t.db);
     const keys = new ApiKeyAuthenticator(db, { ttlMs: 5_000, now: clock });
     const first = await keys.authenticate(key);
-    expect(first).toMatchObject({ accountId: "acme", keyId: apiKey.id, role: "user" });
+    expect(first).toMatchObject({ accountId: "acme", keyId: apiKey.id, role: "member" });
     const reads = counter.selects;
     expect(reads).toBeGreaterThan(0);
     for (let i = 0; i < 5; i++) expect(await keys.authenticate(key)).toEqual(first);

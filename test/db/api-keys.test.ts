@@ -42,17 +42,17 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
   });
 
   it("authenticates the right key and records its use", async () => {
-    const { key, apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "user" });
+    const { key, apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "member" });
     expect(apiKey).not.toHaveProperty("hash");
     expect(apiKey.lastUsedAt).toBeNull();
     const auth = await authenticateApiKey(t.db, key);
-    expect(auth).toEqual({ accountId: "acme", keyId: apiKey.id, role: "user", prefix: apiKeyPrefix(key) });
+    expect(auth).toEqual({ accountId: "acme", keyId: apiKey.id, role: "member", prefix: apiKeyPrefix(key) });
     const [listed] = await listApiKeys(t.db, "acme");
     expect(listed!.lastUsedAt).toBeInstanceOf(Date);
   });
 
   it("writes last_used_at at most once a minute", async () => {
-    const { apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "user" });
+    const { apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "member" });
     expect(await touchApiKeyLastUsed(t.db, apiKey.id)).toBe(true);
     expect(await touchApiKeyLastUsed(t.db, apiKey.id)).toBe(false);
     expect(await touchApiKeyLastUsed(t.db, apiKey.id, 0)).toBe(true);
@@ -113,15 +113,15 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
   });
 
   it("refuses keys for a missing account", async () => {
-    await expect(issueApiKey(t.db, { accountId: "nobody", name: "x", role: "user" })).rejects.toMatchObject({
+    await expect(issueApiKey(t.db, { accountId: "nobody", name: "x", role: "member" })).rejects.toMatchObject({
       code: "not_found",
     });
   });
 
   it("lists keys per account without hashes, and revokes only within an account when asked", async () => {
-    const a = await issueApiKey(t.db, { accountId: "acme", name: "one", role: "user" });
+    const a = await issueApiKey(t.db, { accountId: "acme", name: "one", role: "member" });
     await issueApiKey(t.db, { accountId: "acme", name: "two", role: "admin" });
-    const o = await issueApiKey(t.db, { accountId: "other", name: "three", role: "user" });
+    const o = await issueApiKey(t.db, { accountId: "other", name: "three", role: "member" });
     expect((await listApiKeys(t.db, "acme")).map((k) => k.name).sort()).toEqual(["one", "two"]);
     expect(await listApiKeys(t.db)).toHaveLength(3);
     for (const k of await listApiKeys(t.db)) expect(k).not.toHaveProperty("hash");
@@ -135,10 +135,10 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
 
   it("stores only the hash, and a duplicate prefix is refused", async () => {
     const { key, prefix, hash } = generateApiKey();
-    expect(await insertApiKey(t.db, { accountId: "acme", name: "x", role: "user", prefix, hash })).not.toBeNull();
+    expect(await insertApiKey(t.db, { accountId: "acme", name: "x", role: "member", prefix, hash })).not.toBeNull();
     const row = await findApiKeyByPrefix(t.db, prefix);
     expect(row!.hash).toBe(hash);
     expect(JSON.stringify(row)).not.toContain(key);
-    expect(await insertApiKey(t.db, { accountId: "other", name: "y", role: "user", prefix, hash })).toBeNull();
+    expect(await insertApiKey(t.db, { accountId: "other", name: "y", role: "member", prefix, hash })).toBeNull();
   });
 });

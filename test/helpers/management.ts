@@ -111,7 +111,7 @@ export async function createTestAccount(
 ): Promise<Management> {
   const db = hearth.api.database.db;
   await createAccount(db, { id: accountId, displayName: accountId, ...options });
-  const { key } = await issueApiKey(db, { accountId, name: "test", role: "user" });
+  const { key } = await issueApiKey(db, { accountId, name: "test", role: "member" });
   return management(hearth, accountId, key);
 }
 

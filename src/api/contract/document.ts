@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import * as admin from "./admin/routes.js";
 import { errorSchema } from "./errors.js";
 import * as images from "./images/routes.js";
 import * as accounts from "./management/account-routes.js";
@@ -35,6 +36,11 @@ export const contractRoutes: ContractRoute[] = [
   images.textToImageRoute,
   images.imageToImageRoute,
   images.controlNetRoute,
+  admin.adminListAccountsRoute,
+  admin.adminCreateAccountRoute,
+  admin.adminIssueKeyRoute,
+  admin.adminListKeysRoute,
+  admin.adminRevokeKeyRoute,
 ];
 
 /**

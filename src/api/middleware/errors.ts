@@ -19,7 +19,14 @@ export function renderError(log: Logger) {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof HTTPException) {
-    const code = err.status === 413 ? "payload_too_large" : err.status === 401 ? "unauthorized" : "invalid_request";
+    const code =
+      err.status === 413
+        ? "payload_too_large"
+        : err.status === 401
+          ? "unauthorized"
+          : err.status === 403
+            ? "forbidden"
+            : "invalid_request";
     return new AppError(code, err.message || "Bad request.", { cause: err });
   }
   if (isDatabaseUnavailable(err)) {

@@ -43,6 +43,17 @@ export async function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKey
   return rows[0] ?? null;
 }
 
+/** A key that is not revoked, by ID (a web session's key); null when revoked or gone. */
+export async function findActiveApiKey(db: Db, id: string): Promise<ApiKeySummary | null> {
+  if (!UUID_PATTERN.test(id)) return null;
+  const rows = await db
+    .select(summaryColumns)
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return rows[0] ?? null;
+}
+
 export async function apiKeyHashExists(db: Db, hash: string): Promise<boolean> {
   const rows = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, hash)).limit(1);
   return rows.length > 0;

@@ -27,7 +27,7 @@ export const apiKeys = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
   (t) => [
-    check("api_keys_role", sql`${t.role} in ('admin', 'user')`),
+    check("api_keys_role", sql`${t.role} in ('admin', 'member')`),
     check("api_keys_hash_format", sql`${t.hash} ~ '^[0-9a-f]{64}$'`),
     index("api_keys_account_id_idx").on(t.accountId),
   ],

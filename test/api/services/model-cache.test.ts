@@ -72,7 +72,7 @@ describe("model and API-key caches", () => {
   const chat = async (hearth: TestHearth, model: string) => {
     const r = await post(hearth, "/chat/completions", {
       model,
-      messages: [{ role: "user", content: "Tell me" }],
+      messages: [{ role: "member", content: "Tell me" }],
       max_tokens: 16,
       temperature: 0,
     });
@@ -131,7 +131,7 @@ describe("model and API-key caches", () => {
 
   it("stops accepting a revoked key within the API-key cache's TTL", async () => {
     const db = a.api.database.db;
-    const { key, apiKey } = await issueApiKey(db, { accountId: "default", name: "soon-revoked", role: "user" });
+    const { key, apiKey } = await issueApiKey(db, { accountId: "default", name: "soon-revoked", role: "member" });
     const whoami = async (hearth: TestHearth) =>
       (await fetch(`${hearth.baseURL}/whoami`, { headers: { authorization: `Bearer ${key}` } })).status;
     expect(await whoami(a)).toBe(200);

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { JSON_BODY_LIMIT, type Reasons } from "../errors.js";
-import { ORPHAN_GRACE_MS } from "../../../queues/stream.js";
+import { ORPHAN_GRACE_MS } from "../../../domain/streams.js";
 import { contractRoute, jsonContent, ok } from "../route.js";
 import { chatRequestSchema, completionRequestSchema, embeddingRequestSchema } from "./requests.js";
 import {

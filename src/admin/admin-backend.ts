@@ -1,0 +1,83 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import type {
+  ApiKeyResource,
+  CreateAccountRequest,
+  IssueApiKeyRequest,
+  IssuedApiKey,
+} from "../api/contract/admin/resources.js";
+import type { AccountResource } from "../api/contract/management/resources.js";
+import { accountResource } from "../api/management/resources.js";
+import { Administration } from "../api/services/administration.js";
+import { HearthClient } from "../cli/api-client.js";
+import { CliError, EXIT } from "../cli/exit-codes.js";
+import { loadConfig } from "../config.js";
+import { withAdminDatabase } from "./admin-database.js";
+
+/**
+ * Where the admin commands act: the server's admin endpoints (`/v1/admin`, with an admin key:
+ * the normal way, from anywhere), or with `--database` the database itself (bootstrap and
+ * recovery, when no admin key reaches a server). Both answer with the API's resources.
+ */
+export interface AdminBackend {
+  accounts(): Promise<AccountResource[]>;
+  createAccount(request: CreateAccountRequest): Promise<AccountResource>;
+  issueKey(accountId: string, request: IssueApiKeyRequest): Promise<IssuedApiKey>;
+  keys(accountId: string | undefined): Promise<ApiKeyResource[]>;
+  revokeKey(prefix: string): Promise<ApiKeyResource>;
+}
+
+export interface AdminTarget {
+  /** Act on the database directly. */
+  database?: boolean;
+  /** The server's URL (default: HEARTH_BASE_URL, else this machine's Hearth on PORT). */
+  server?: string;
+}
+
+/** Runs `work` against the chosen backend. */
+export async function withAdminBackend<T>(
+  target: AdminTarget,
+  work: (backend: AdminBackend) => Promise<T>,
+): Promise<T> {
+  if (target.database) return withAdminDatabase((db) => work(databaseBackend(new Administration(db))));
+  const config = loadConfig(process.env);
+  const server = target.server ?? process.env.HEARTH_BASE_URL ?? `http://127.0.0.1:${config.port}`;
+  return work(httpBackend(new HearthClient(server, await adminKey(config.dataDir))));
+}
+
+/** HEARTH_API_KEY, else the admin key a first start wrote under the data directory. */
+async function adminKey(dataDir: string): Promise<string> {
+  const fromEnv = process.env.HEARTH_API_KEY?.trim();
+  if (fromEnv) return fromEnv;
+  const file = path.join(dataDir, "admin-api-key");
+  const fromFile = await fs.readFile(file, "utf8").then(
+    (text) => text.trim(),
+    () => "",
+  );
+  if (fromFile) return fromFile;
+  throw new CliError(
+    EXIT.failure,
+    `No admin key: set HEARTH_API_KEY to an admin key (none in ${file} either).`,
+    "Or, on the server's machine, add --database to act on the database itself.",
+  );
+}
+
+function httpBackend(client: HearthClient): AdminBackend {
+  return {
+    accounts: async () => (await client.adminListAccounts()).accounts,
+    createAccount: (request) => client.adminCreateAccount(request),
+    issueKey: (accountId, request) => client.adminIssueKey(accountId, request),
+    keys: async (accountId) => (await client.adminListKeys(accountId)).apiKeys,
+    revokeKey: (prefix) => client.adminRevokeKey(prefix),
+  };
+}
+
+function databaseBackend(administration: Administration): AdminBackend {
+  return {
+    accounts: async () => (await administration.accounts()).map(accountResource),
+    createAccount: async (request) => accountResource(await administration.createAccount(request)),
+    issueKey: (accountId, request) => administration.issueKey(accountId, request),
+    keys: (accountId) => administration.keys(accountId),
+    revokeKey: (prefix) => administration.revokeKey(prefix),
+  };
+}

@@ -1,0 +1,64 @@
+import { z } from "@hono/zod-openapi";
+import { ACCOUNT_ID_PATTERN, API_KEY_ROLES } from "../../../domain/vocabulary.js";
+import { accountSchema } from "../management/resources.js";
+
+/** What the admin endpoints take and answer: accounts and their API keys. */
+
+const time = z.string().openapi({ format: "date-time" });
+
+export const createAccountBody = z
+  .strictObject({
+    accountId: z
+      .string()
+      .regex(ACCOUNT_ID_PATTERN, "must be 1–63 lowercase letters, digits and hyphens, starting with a letter or digit")
+      .openapi({ description: "The new account's ID. A taken ID is a 409." }),
+    displayName: z.string().min(1).max(256).optional().openapi({ description: "Default: the accountId." }),
+    enterprise: z.boolean().optional().openapi({ description: "No limit on deployed models. Default: false." }),
+    maxDeployedModels: z
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000_000)
+      .optional()
+      .openapi({ description: "How many models it may deploy at once. Default: 100." }),
+  })
+  .openapi("CreateAccountRequest");
+export type CreateAccountRequest = z.infer<typeof createAccountBody>;
+
+export const issueKeyBody = z
+  .strictObject({
+    name: z.string().min(1).max(256).optional().openapi({ description: "What the key is for. Default: default." }),
+    role: z.enum(API_KEY_ROLES).optional().openapi({
+      description:
+        "`admin` may use the operators' pages and these endpoints; `member` its account's models. Default: member.",
+    }),
+  })
+  .openapi("IssueApiKeyRequest");
+export type IssueApiKeyRequest = z.infer<typeof issueKeyBody>;
+
+export const apiKeySchema = z
+  .strictObject({
+    prefix: z.string().openapi({ description: "The key's first 12 characters: how listings name it." }),
+    accountId: z.string(),
+    name: z.string(),
+    role: z.enum(API_KEY_ROLES),
+    createTime: time,
+    lastUseTime: time.nullable(),
+    revokeTime: time.nullable(),
+  })
+  .openapi("ApiKey", { description: "An API key, never the key itself (only its SHA-256 is stored)." });
+export type ApiKeyResource = z.infer<typeof apiKeySchema>;
+
+export const issuedKeySchema = z
+  .strictObject({
+    key: z.string().openapi({ description: "The whole key: shown this once, stored nowhere." }),
+    apiKey: apiKeySchema,
+  })
+  .openapi("IssuedApiKey");
+export type IssuedApiKey = z.infer<typeof issuedKeySchema>;
+
+export const apiKeyListSchema = z.strictObject({ apiKeys: z.array(apiKeySchema) }).openapi("ApiKeyList");
+export type ApiKeyList = z.infer<typeof apiKeyListSchema>;
+
+export const allAccountsSchema = z.strictObject({ accounts: z.array(accountSchema) }).openapi("AllAccounts");
+export type AllAccounts = z.infer<typeof allAccountsSchema>;

@@ -1,0 +1,101 @@
+import { z } from "@hono/zod-openapi";
+import { ACCOUNT_ID_PATTERN } from "../../../domain/vocabulary.js";
+import { JSON_BODY_LIMIT } from "../errors.js";
+import { contractRoute, jsonContent, ok } from "../route.js";
+import { accountSchema } from "../management/resources.js";
+import {
+  allAccountsSchema,
+  apiKeyListSchema,
+  apiKeySchema,
+  createAccountBody,
+  issueKeyBody,
+  issuedKeySchema,
+} from "./resources.js";
+
+/** The operators' endpoints: accounts and API keys. An admin key only; a member key gets 403. */
+
+const tag = "Administration";
+const ADMIN_ONLY = { forbidden: "The key's role is `member`: these endpoints need an `admin` key." };
+
+const accountId = z
+  .string()
+  .regex(ACCOUNT_ID_PATTERN)
+  .openapi({ param: { name: "account_id", in: "path", description: "The account's ID." } });
+
+export const adminListAccountsRoute = contractRoute({
+  method: "get",
+  path: "/v1/admin/accounts",
+  operationId: "adminListAccounts",
+  summary: "List every account",
+  tag,
+  responses: ok("Every account, oldest first.", allAccountsSchema),
+  errors: ADMIN_ONLY,
+});
+
+export const adminCreateAccountRoute = contractRoute({
+  method: "post",
+  path: "/v1/admin/accounts",
+  operationId: "adminCreateAccount",
+  summary: "Create an account",
+  tag,
+  request: { body: { required: true, content: jsonContent(createAccountBody) } },
+  responses: ok("The new account.", accountSchema),
+  errors: {
+    ...ADMIN_ONLY,
+    ...JSON_BODY_LIMIT,
+    invalid_request: "A field is missing or invalid (`param` names it).",
+    conflict: "An account with that ID exists.",
+  },
+});
+
+export const adminIssueKeyRoute = contractRoute({
+  method: "post",
+  path: "/v1/admin/accounts/{account_id}/api-keys",
+  operationId: "adminIssueApiKey",
+  summary: "Create an API key for an account",
+  description: "The answer holds the whole key, the only time it is shown.",
+  tag,
+  request: {
+    params: z.object({ account_id: accountId }),
+    body: { required: true, content: jsonContent(issueKeyBody) },
+  },
+  responses: ok("The key, and what listings show of it.", issuedKeySchema),
+  errors: {
+    ...ADMIN_ONLY,
+    ...JSON_BODY_LIMIT,
+    invalid_request: "A field is invalid (`param` names it).",
+    not_found: "No such account.",
+  },
+});
+
+export const adminListKeysRoute = contractRoute({
+  method: "get",
+  path: "/v1/admin/api-keys",
+  operationId: "adminListApiKeys",
+  summary: "List API keys (never the keys themselves)",
+  tag,
+  request: {
+    query: z.object({
+      account_id: z.string().optional().openapi({ description: "Only this account's keys." }),
+    }),
+  },
+  responses: ok("The keys, oldest first.", apiKeyListSchema),
+  errors: { ...ADMIN_ONLY, not_found: "account_id names no account." },
+});
+
+export const adminRevokeKeyRoute = contractRoute({
+  method: "delete",
+  path: "/v1/admin/api-keys/{prefix}",
+  operationId: "adminRevokeApiKey",
+  summary: "Revoke an API key by its prefix",
+  tag,
+  request: {
+    params: z.object({
+      prefix: z.string().openapi({
+        param: { name: "prefix", in: "path", description: "The key's first 12 characters, e.g. hth_AbCdEfGh." },
+      }),
+    }),
+  },
+  responses: ok("The key, revoked (revoking it again changes nothing).", apiKeySchema),
+  errors: { ...ADMIN_ONLY, not_found: "No key has that prefix." },
+});

@@ -1,0 +1,156 @@
+import fs from "node:fs";
+import type { Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { csrf } from "hono/csrf";
+import { SESSION_COOKIE, type Session } from "../../auth/sessions.js";
+import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
+import { AppError } from "../../errors.js";
+import type { AppDeps, AppEnv, Caller } from "../app-env.js";
+import { sameToken } from "../middleware/auth.js";
+import { MessagePage, ModelPage, ModelsPage, SignInPage } from "./pages.js";
+
+const STATIC_FILES: Record<string, string> = {
+  "style.css": "text/css; charset=utf-8",
+  "playground.js": "text/javascript; charset=utf-8",
+};
+const staticDir = new URL("./static/", import.meta.url);
+const statics = new Map(
+  Object.entries(STATIC_FILES).map(([name, type]) => [name, { type, body: fs.readFileSync(new URL(name, staticDir)) }]),
+);
+
+/** Pages only load what Hearth serves; none may be framed. */
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'";
+
+/**
+ * The web pages (server-rendered with hono/jsx): sign in with an API key, the account's
+ * models, and a page per model with a playground that streams from Hearth's own endpoints.
+ * docs/web.md says how sessions and CSRF work.
+ */
+export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  const { sessions, apiKeys, management, config } = deps;
+  // Forms post only from Hearth's own pages (Origin checked), and are small.
+  const formGuard = [csrf(), bodyLimit({ maxSize: 16 * 1024 })] as const;
+
+  app.get("/static/:file", (c) => {
+    const file = statics.get(c.req.param("file"));
+    if (!file) return c.text("Not found", 404);
+    return c.body(file.body, 200, { "content-type": file.type, "cache-control": "no-cache" });
+  });
+
+  /** The signed-in session of the request, if any (its key still valid). */
+  const sessionOf = async (c: Context<AppEnv>): Promise<Session | null> => {
+    const token = getCookie(c, SESSION_COOKIE);
+    if (!token) return null;
+    const session = await sessions.get(token);
+    if (!session || !(await apiKeys.stillValid(session.keyId))) return null;
+    return session;
+  };
+
+  const html = (c: Context<AppEnv>, page: unknown, status: 200 | 401 | 403 | 404 | 503 = 200) => {
+    c.header("content-security-policy", CONTENT_SECURITY_POLICY);
+    c.header("cache-control", "no-store");
+    return c.html(page as string, status);
+  };
+
+  /** A page that needs a session: signed-out visitors go to sign in, and come back after. */
+  const page =
+    (render: (c: Context<AppEnv>, session: Session, caller: Caller) => Promise<Response>) =>
+    async (c: Context<AppEnv>) => {
+      const session = await sessionOf(c);
+      if (!session) return c.redirect(`/?next=${encodeURIComponent(c.req.path)}`, 303);
+      const caller: Caller = {
+        accountId: session.accountId,
+        keyId: session.keyId,
+        keyPrefix: session.prefix,
+        role: session.role,
+      };
+      try {
+        return await render(c, session, caller);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== "not_found") throw error;
+        return html(c, <MessagePage session={session} title="Not found" message={error.message} />, 404);
+      }
+    };
+
+  app.get("/", async (c) => {
+    if (await sessionOf(c)) return c.redirect("/models", 303);
+    return html(c, <SignInPage next={safeNext(c.req.query("next"))} />);
+  });
+
+  app.post("/signin", ...formGuard, async (c) => {
+    const form = await c.req.parseBody();
+    const presented = typeof form.api_key === "string" ? form.api_key.trim() : "";
+    const next = safeNext(typeof form.next === "string" ? form.next : undefined);
+    const key = presented ? await apiKeys.authenticate(presented) : null;
+    if (!key) {
+      const error = presented
+        ? "That API key is not valid: it is mistyped, revoked, or from another Hearth."
+        : "Enter an API key.";
+      return html(c, <SignInPage error={error} next={next} />, 401);
+    }
+    const { token } = await sessions.create(key);
+    setCookie(c, SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: "Lax",
+      secure: overTls(c, config.web.trustProxy),
+      path: "/",
+      maxAge: Math.floor(config.web.sessionTtlMs / 1000),
+    });
+    return c.redirect(next ?? "/models", 303);
+  });
+
+  app.post("/signout", ...formGuard, async (c) => {
+    const token = getCookie(c, SESSION_COOKIE);
+    const session = token ? await sessions.get(token) : null;
+    if (session) {
+      const form = await c.req.parseBody();
+      if (!sameToken(typeof form.csrf === "string" ? form.csrf : undefined, session.csrf)) {
+        return html(
+          c,
+          <MessagePage session={session} title="Not signed out" message="The form was not Hearth's own." />,
+          403,
+        );
+      }
+      await sessions.delete(token!);
+    }
+    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    return c.redirect("/", 303);
+  });
+
+  app.get(
+    "/models",
+    page(async (c, session, caller) => {
+      const all = { limit: 200 };
+      const own = await management.catalog.list(caller, caller.accountId, all);
+      const base =
+        caller.accountId === BUILTIN_ACCOUNT_ID
+          ? { models: [] }
+          : await management.catalog.list(caller, BUILTIN_ACCOUNT_ID, all);
+      return html(c, <ModelsPage session={session} own={own.models} base={base.models} />);
+    }),
+  );
+
+  app.get(
+    "/accounts/:account/models/:model",
+    page(async (c, session, caller) => {
+      const view = await management.catalog.get(caller, c.req.param("account")!, c.req.param("model")!);
+      const files = view.model.kind === "lora" ? await management.catalog.files(view.model) : [];
+      const servable =
+        view.model.kind === "lora" ? view.deployment?.state === "DEPLOYED" : view.model.state === "READY";
+      return html(c, <ModelPage session={session} view={view} files={files} servable={servable} />);
+    }),
+  );
+}
+
+/** A path on this site to go to after signing in; anything else (another site) is dropped. */
+function safeNext(next: string | undefined): string | undefined {
+  return next && /^\/(?!\/)[\w\-./%]*$/.test(next) ? next : undefined;
+}
+
+/** Whether the page was asked for over TLS: by this server, or by a proxy it trusts that says so. */
+function overTls(c: Context<AppEnv>, trustProxy: boolean): boolean {
+  if (new URL(c.req.url).protocol === "https:") return true;
+  return trustProxy && c.req.header("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+}

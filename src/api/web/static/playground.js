@@ -37,8 +37,8 @@
     return new Error(explain(res.status, body?.error?.message));
   };
 
-  /** Reads server-sent events, calling onEvent(name, data) for each until [DONE]. */
-  async function readEvents(res, onEvent) {
+  /** Reads server-sent events, calling onEvent(name, data) for each until [DONE] (or the event named `last`). */
+  async function readEvents(res, onEvent, last) {
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -61,6 +61,7 @@
         const json = JSON.parse(text);
         if (json.error) throw new Error(explain(503, json.error.message));
         onEvent(name, json);
+        if (name === last) return;
       }
     }
   }
@@ -155,19 +156,23 @@
       const path = `/v1/image_generation/${model}`;
       const res = await post(path, { prompt: imageForm.elements.prompt.value, width: 512, height: 512 }, signal);
       if (!res.ok) throw await failure(res);
-      await readEvents(res, (name, data) => {
-        if (name === "progress") {
-          progress.max = data.steps;
-          progress.value = data.step;
-        } else if (name === "result") {
-          for (const image of data) {
-            const img = document.createElement("img");
-            img.src = `data:image/png;base64,${image.base64}`;
-            img.alt = `Generated from the prompt (seed ${image.seed})`;
-            output.append(img);
+      await readEvents(
+        res,
+        (name, data) => {
+          if (name === "progress") {
+            progress.max = data.steps;
+            progress.value = data.step;
+          } else if (name === "result") {
+            for (const image of data) {
+              const img = document.createElement("img");
+              img.src = `data:image/png;base64,${image.base64}`;
+              img.alt = `Generated from the prompt (seed ${image.seed})`;
+              output.append(img);
+            }
           }
-        }
-      });
+        },
+        "result",
+      );
       progress.hidden = true;
     });
   }

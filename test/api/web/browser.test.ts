@@ -1,0 +1,187 @@
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { InferenceOutcome } from "../../../src/workers/inference-handler.js";
+import type { JobFinished } from "../../../src/workers/streamed-job.js";
+import { launchChromium, SCREENSHOT_DIR } from "../../helpers/browser.js";
+import { startTestHearth, type TestHearth } from "../../helpers/hearth.js";
+import { createTestAccount, defaultAccount } from "../../helpers/management.js";
+import { testModelDir } from "../../helpers/test-models.js";
+
+const PEFT_EXAMPLE = path.join(testModelDir, "examples", "hearth-tiny-lora");
+
+// The pages in a real browser (Debian's Chromium, headless, driven by playwright-core):
+// signing in, a deployed adapter's page, a streamed generation, Stop, signing out, access.
+describe("the web pages in Chromium", () => {
+  let hearth: TestHearth;
+  let browser: Browser;
+  let adapter: string;
+  const finished: JobFinished<InferenceOutcome>[] = [];
+
+  beforeAll(async () => {
+    hearth = await startTestHearth({ env: { HEARTH_CONTEXT_SIZE: "2048" } });
+    hearth.worker!.events.on("job-finished", (e: JobFinished<InferenceOutcome>) => finished.push(e));
+    adapter = await defaultAccount(hearth).deployFolder("web-lora", PEFT_EXAMPLE);
+    const other = await createTestAccount(hearth, "neighbour");
+    await other.createModel("their-model");
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await hearth?.close();
+  });
+
+  async function signIn(page: Page, key: string) {
+    await page.goto(`${hearth.url}/`);
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+
+  /** The API's own greedy answer to the same request, for comparison. */
+  async function apiText(prompt: string, maxTokens: number): Promise<string> {
+    const res = await fetch(`${hearth.baseURL}/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: adapter, prompt, max_tokens: maxTokens, temperature: 0 }),
+    });
+    return ((await res.json()) as { choices: { text: string }[] }).choices[0]!.text;
+  }
+
+  it("signs in (after a wrong key), streams a generation, stops one, and signs out", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, "hth_wrong_key_0000000000000000000000000000");
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("That API key is not valid");
+    await signIn(page, hearth.apiKey);
+    expect(new URL(page.url()).pathname).toBe("/models");
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "models.png"), fullPage: true });
+
+    await page.getByRole("link", { name: "web-lora" }).click();
+    expect(new URL(page.url()).pathname).toBe(`/${adapter}`);
+    await expect(page.locator(".facts").textContent()).resolves.toContain("DEPLOYED");
+
+    // Generate: the output grows in several steps, and ends as the API's greedy text.
+    await page.getByLabel("Prompt").fill("The hearth ");
+    await page.getByLabel("Max tokens").first().fill("300");
+    // (Browser-side code as strings: this file is type-checked without the DOM's types.)
+    await page.evaluate(`(() => {
+      window.updates = 0;
+      new MutationObserver(() => window.updates++)
+        .observe(document.querySelector("#output"), { childList: true, characterData: true, subtree: true });
+    })()`);
+    await page.getByRole("button", { name: "Generate" }).first().click();
+    expect(await page.evaluate("document.activeElement.id")).toBe("output");
+    await page.waitForSelector('form.generate-form[data-state="done"]');
+    const text = await page.locator("#output").textContent();
+    expect(text).toBe(await apiText("The hearth ", 300));
+    const updates = (await page.evaluate("window.updates")) as number;
+    console.log(`the output was updated ${updates} times as the stream came in`);
+    expect(updates).toBeGreaterThan(3);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "model-page.png"), fullPage: true });
+
+    // Stop, mid-stream: the page stops, and so does the worker.
+    await page.getByLabel("Max tokens").first().fill("2000");
+    const started = new Promise<string>((resolve) =>
+      hearth.worker!.events.once("job-started", (e: { requestId: string }) => resolve(e.requestId)),
+    );
+    await page.getByRole("button", { name: "Generate" }).first().click();
+    await page.locator("#output").filter({ hasText: /./ }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).first().click();
+    await page.waitForSelector('form.generate-form[data-state="stopped"]');
+    const stoppedText = (await page.locator("#output").textContent()) ?? "";
+    expect((await apiText("The hearth ", 2000)).startsWith(stoppedText)).toBe(true);
+    const stopped = await started;
+    const job = () => finished.find((f) => f.requestId === stopped);
+    await expect.poll(() => job()?.outcome?.finishReasons, { timeout: 10_000 }).toEqual(["cancelled"]);
+    expect(job()!.outcome!.usage.completionTokens).toBeLessThan(2000);
+
+    // Sign out: the pages send one to sign in again.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    expect(new URL(page.url()).pathname).toBe("/");
+    await page.goto(`${hearth.url}/models`);
+    expect(new URL(page.url()).pathname).toBe("/");
+    await context.close();
+  }, 120_000);
+
+  it("holds a conversation in the chat tab, each reply the API's own", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    await page.goto(`${hearth.url}/accounts/hearth/models/hearth-tiny`);
+    await page.getByRole("tab", { name: "Chat" }).click();
+    expect(await page.getByRole("tab", { name: "Chat" }).getAttribute("aria-selected")).toBe("true");
+    const chat = page.locator("form.chat-form");
+    const messages: { role: string; content: string }[] = [];
+    for (const content of ["Tell me about the fire.", "And the hearth?"]) {
+      await chat.getByLabel("Message").fill(content);
+      await chat.getByRole("button", { name: "Generate" }).click();
+      await page.waitForSelector('form.chat-form[data-state="done"]');
+      messages.push({ role: "user", content });
+      const res = await fetch(`${hearth.baseURL}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "accounts/hearth/models/hearth-tiny", messages, max_tokens: 64, temperature: 0 }),
+      });
+      const reply = ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+      messages.push({ role: "assistant", content: reply });
+      await chat.evaluate((form) => form.removeAttribute("data-state"));
+    }
+    const shown = await page.locator(".conversation li").allTextContents();
+    expect(shown).toEqual(messages.map((m) => m.content));
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "chat.png"), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it("draws an image for an image model, with a progress bar", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    await page.goto(`${hearth.url}/accounts/hearth/models/hearth-sketch`);
+    await page.getByLabel("Prompt").fill("a red circle above a blue square");
+    await page.getByRole("button", { name: "Generate" }).click();
+    await page.waitForSelector('form.image-form[data-state="done"]');
+    const image = page.locator(".image-output img");
+    expect(await image.getAttribute("src")).toMatch(/^data:image\/png;base64,/);
+    expect(await page.locator("progress").getAttribute("max")).not.toBe("1");
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "image.png"), fullPage: true });
+    await context.close();
+  }, 60_000);
+
+  it("shows an error inline: a model that is not deployed", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    await defaultAccount(hearth).createModel("not-deployed", { baseModel: "accounts/hearth/models/hearth-tiny" });
+    await page.goto(`${hearth.url}/accounts/default/models/not-deployed`);
+    await expect(page.locator(".notice").textContent()).resolves.toContain("not deployed");
+    await page.getByLabel("Prompt").fill("Hello ");
+    await page.getByRole("button", { name: "Generate" }).first().click();
+    await page.waitForSelector('form.generate-form[data-state="failed"]');
+    await expect(page.locator(".playground > .error").textContent()).resolves.toMatch(/not deployed/);
+    await context.close();
+  }, 60_000);
+
+  it("answers another account's model page with 404, as a missing one", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    const theirs = await page.goto(`${hearth.url}/accounts/neighbour/models/their-model`);
+    expect(theirs?.status()).toBe(404);
+    const missing = await page.goto(`${hearth.url}/accounts/neighbour/models/nothing-here`);
+    expect(missing?.status()).toBe(404);
+    await context.close();
+  }, 60_000);
+
+  it("reads well on a phone-sized screen", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+    const page = await context.newPage();
+    await page.goto(`${hearth.url}/`);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "phone-sign-in.png") });
+    await signIn(page, hearth.apiKey);
+    await page.goto(`${hearth.url}/${adapter}`);
+    // Nothing wider than the screen: no sideways scrolling.
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "phone-model-page.png"), fullPage: true });
+    await context.close();
+  }, 60_000);
+});

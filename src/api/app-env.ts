@@ -6,6 +6,7 @@ import type { Db } from "../db/client.js";
 import type { ApiKeyRole } from "../domain/vocabulary.js";
 import type { Logger } from "../logger.js";
 import type { InferenceClient } from "../queues/inference-client.js";
+import type { ProducerQueues } from "../queues/producer-queues.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
 import type { Administration } from "./services/administration.js";
 import type { Deployments } from "./services/deployments.js";
@@ -23,6 +24,8 @@ export interface AppDeps {
   sessions: SessionStore;
   redis: Redis;
   inference: InferenceClient;
+  /** The BullMQ queues, for the operators' console. */
+  queues: ProducerQueues;
   models: ModelResolver;
   images: ImageGeneration;
   management: ManagementServices;

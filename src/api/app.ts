@@ -6,6 +6,7 @@ import { accountRoutes } from "./management/account-routes.js";
 import { lifecycleRoutes } from "./management/lifecycle-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
 import { imageRoutes } from "./images/image-routes.js";
+import { queueBoardRoutes } from "./admin/admin-pages.js";
 import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
 import { requireRole } from "./middleware/require-role.js";
@@ -32,6 +33,7 @@ export function createApp(deps: AppDeps) {
   app.notFound(renderNotFound);
   serviceRoutes(app, deps);
   webRoutes(app, deps);
+  queueBoardRoutes(app, deps);
 
   const jsonLimit = bodyLimit({
     maxSize: deps.config.maxBodyBytes,

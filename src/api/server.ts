@@ -102,6 +102,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     sessions,
     redis,
     inference,
+    queues,
     models,
     images,
     management,

@@ -15,6 +15,10 @@ export interface WorkerInfo {
   /** The image models it serves (image role), with their backends. */
   imageModels: { id: string; backend: string }[];
   startedAt: string;
+  /** When this entry was written (the heartbeat's time). */
+  beatAt?: string;
+  /** Per base model served: the adapters loaded on it and the requests running on it. */
+  serving?: { model: string; adapters: number; requests: number }[];
 }
 
 const key = (prefix: string) => `${prefix}:workers`;

@@ -64,6 +64,7 @@ export class HearthWorker {
   private readonly served = new Map<string, Served>();
   private readonly images = new Map<string, ServedImages>();
   private readonly cancellations = new Cancellations();
+  private readonly startedAt = new Date().toISOString();
   private readonly store: BlobStore;
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
@@ -211,7 +212,12 @@ export class HearthWorker {
       models: this.models,
       roles: [...this.config.worker.roles],
       imageModels: [...this.images].map(([id, s]) => ({ id, backend: s.backend.description })),
-      startedAt: new Date().toISOString(),
+      startedAt: this.startedAt,
+      beatAt: new Date().toISOString(),
+      serving: [...this.served.values()].map((s) => {
+        const stats = s.model.stats();
+        return { model: s.model.id, adapters: stats.adapters.length, requests: stats.requests };
+      }),
     };
     // Redis away: the next beat, two seconds on, tries again; the debug line is for tracing it.
     await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch((err: unknown) =>

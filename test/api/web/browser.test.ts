@@ -172,6 +172,39 @@ describe("the web pages in Chromium", () => {
     await context.close();
   }, 60_000);
 
+  it("shows operators the workers, deployments and queues, and every queue on /admin/queues; refuses a member", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    await page.getByRole("link", { name: "Operations" }).click();
+    expect(new URL(page.url()).pathname).toBe("/admin");
+    const workers = page.locator("section", { has: page.getByRole("heading", { name: /^Workers/ }) });
+    await expect(workers.getByRole("heading").textContent()).resolves.toBe("Workers (1)");
+    await expect(workers.locator("tbody").textContent()).resolves.toContain("text, image");
+    await expect(page.locator("main").textContent()).resolves.toContain("DEPLOYED: 1");
+    for (const queue of ["inference-hearth-tiny", "images-hearth-sketch", "model-lifecycle"]) {
+      await page.locator("code", { hasText: queue }).first().waitFor();
+    }
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin.png"), fullPage: true });
+    const board = await page.goto(`${hearth.url}/admin/queues`);
+    expect(board?.status()).toBe(200);
+    for (const queue of ["inference-hearth-tiny", "images-hearth-sketch", "model-lifecycle"]) {
+      await page.getByText(queue, { exact: true }).first().waitFor();
+    }
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin-queues.png"), fullPage: true });
+    await context.close();
+
+    const member = await createTestAccount(hearth, "just-a-member");
+    const memberContext = await browser.newContext();
+    const memberPage = await memberContext.newPage();
+    await signIn(memberPage, member.apiKey);
+    const refused = await memberPage.goto(`${hearth.url}/admin/queues`);
+    expect(refused?.status()).toBe(403);
+    expect((await memberPage.goto(`${hearth.url}/admin`))?.status()).toBe(403);
+    await expect(memberPage.locator("main").textContent()).resolves.toContain("sign in with an admin key");
+    await memberContext.close();
+  }, 60_000);
+
   it("reads well on a phone-sized screen", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
     const page = await context.newPage();

@@ -1,0 +1,20 @@
+import type { Queue } from "bullmq";
+import type { Db } from "../../db/client.js";
+import { listModels } from "../../db/queries/models.js";
+import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
+import { jobs } from "../../queues/jobs.js";
+import type { ProducerQueues } from "../../queues/producer-queues.js";
+
+/**
+ * Every queue of this Hearth, for the operators' console: the inference queue of each base
+ * model, the image queue of each image model, and the deploy/undeploy (control) queue.
+ */
+export async function hearthQueues(db: Db, queues: ProducerQueues): Promise<Queue[]> {
+  const models = await listModels(db, BUILTIN_ACCOUNT_ID);
+  const names = [
+    ...models.filter((m) => m.kind === "base").map((m) => jobs.inference.queueName(m.modelId)),
+    ...models.filter((m) => m.kind === "image").map((m) => jobs.image.queueName(m.modelId)),
+    jobs.deploy.queueName(),
+  ];
+  return [...new Set(names)].map((name) => queues.get(name));
+}

@@ -30,6 +30,8 @@ export interface AppDeps {
   images: ImageGeneration;
   management: ManagementServices;
   log: Logger;
+  /** True once the process is shutting down: new requests are refused (app.ts). */
+  draining?: () => boolean;
 }
 
 /** The services behind the management API (models, files, deployments) and the admin endpoints. */

@@ -31,6 +31,16 @@ export function createApp(deps: AppDeps) {
   const app = new Hono<AppEnv>();
   app.onError(renderError(deps.log));
   app.notFound(renderNotFound);
+  // Shutting down: the listener is closed, but a kept-alive connection could still bring new
+  // requests. Each gets a 503 (retry elsewhere) that closes its connection; the requests and
+  // streams already running finish (HEARTH_API_DRAIN_MS).
+  app.use("*", async (c, next) => {
+    if (deps.draining?.()) {
+      c.header("connection", "close");
+      throw new AppError("unavailable", "This server is shutting down; please retry.");
+    }
+    await next();
+  });
   serviceRoutes(app, deps);
   webRoutes(app, deps);
   queueBoardRoutes(app, deps);

@@ -107,8 +107,10 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     images,
     management,
     log,
+    draining: () => draining,
   });
 
+  let draining = false;
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
@@ -122,7 +124,9 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     database,
     createdAdminKey,
     async close(graceMs = 5_000) {
-      // Stop accepting; give open requests a moment, then end them; then the connections.
+      // Stop accepting: no new connection, and on the kept-alive ones a 503 that closes them
+      // (app.ts); give open requests a moment, then end them; then the connections.
+      draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const grace = setTimeout(() => {
         hub.close();

@@ -1,6 +1,7 @@
 import type { Session } from "../../auth/sessions.js";
 import type { Overview } from "../services/operations-overview.js";
 import { Layout } from "./layout.js";
+import { Table } from "./table.js";
 
 /** `/admin`: what a running Hearth is doing, for its operators. */
 export function AdminPage(props: { session: Session; overview: Overview }) {
@@ -16,35 +17,20 @@ export function AdminPage(props: { session: Session; overview: Overview }) {
         {workers.length === 0 ? (
           <p class="notice">No worker has reported in the last seconds: nothing is being served.</p>
         ) : (
-          <div class="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Host · pid</th>
-                  <th scope="col">Roles</th>
-                  <th scope="col">Models</th>
-                  <th scope="col">Adapters loaded</th>
-                  <th scope="col">Busy</th>
-                  <th scope="col">Last heartbeat</th>
-                </tr>
-              </thead>
-              <tbody>
-                {workers.map((w) => (
-                  <tr>
-                    <td>
-                      {w.host} · {w.pid}
-                      <div class="muted small">since {w.startedAt.replace("T", " ").slice(0, 19)} UTC</div>
-                    </td>
-                    <td>{w.roles.join(", ")}</td>
-                    <td class="small">{w.models.join(", ")}</td>
-                    <td>{w.adapters}</td>
-                    <td>{w.requests}</td>
-                    <td>{w.heartbeatAgeMs === null ? "—" : `${(w.heartbeatAgeMs / 1000).toFixed(1)} s ago`}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            headers={["Host · pid", "Roles", "Models", "Adapters loaded", "Busy", "Last heartbeat"]}
+            rows={workers.map((w) => [
+              <>
+                {w.host} · {w.pid}
+                <div class="muted small">since {w.startedAt.replace("T", " ").slice(0, 19)} UTC</div>
+              </>,
+              w.roles.join(", "),
+              <span class="small">{w.models.join(", ")}</span>,
+              w.adapters,
+              w.requests,
+              w.heartbeatAgeMs === null ? "—" : `${(w.heartbeatAgeMs / 1000).toFixed(1)} s ago`,
+            ])}
+          />
         )}
       </section>
       <section aria-labelledby="deployments-title">
@@ -61,61 +47,30 @@ export function AdminPage(props: { session: Session; overview: Overview }) {
             None stuck (deploying or undeploying for more than {Math.round(deployments.stuckAfterMs / 1000)} s).
           </p>
         ) : (
-          <div class="table-scroll">
-            <table>
-              <caption>Stuck for more than {Math.round(deployments.stuckAfterMs / 1000)} s</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col">State</th>
-                  <th scope="col">For</th>
-                </tr>
-              </thead>
-              <tbody>
-                {deployments.stuck.map((d) => (
-                  <tr>
-                    <td>
-                      <a href={`/${d.name}`}>{d.name}</a>
-                    </td>
-                    <td>{d.state}</td>
-                    <td>{Math.round(d.sinceMs / 1000)} s</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            caption={`Stuck for more than ${Math.round(deployments.stuckAfterMs / 1000)} s`}
+            headers={["Model", "State", "For"]}
+            rows={deployments.stuck.map((d) => [
+              <a href={`/${d.name}`}>{d.name}</a>,
+              d.state,
+              `${Math.round(d.sinceMs / 1000)} s`,
+            ])}
+          />
         )}
       </section>
       <section aria-labelledby="queues-title">
         <h2 id="queues-title">Queues</h2>
-        <div class="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Queue</th>
-                <th scope="col">Waiting</th>
-                <th scope="col">Oldest waiting</th>
-                <th scope="col">Running</th>
-                <th scope="col">Delayed</th>
-                <th scope="col">Failed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {queues.map((q) => (
-                <tr>
-                  <td>
-                    <code>{q.name}</code>
-                  </td>
-                  <td>{q.waiting}</td>
-                  <td>{q.oldestWaitingMs === null ? "—" : `${(q.oldestWaitingMs / 1000).toFixed(1)} s`}</td>
-                  <td>{q.active}</td>
-                  <td>{q.delayed}</td>
-                  <td>{q.failed}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table
+          headers={["Queue", "Waiting", "Oldest waiting", "Running", "Delayed", "Failed"]}
+          rows={queues.map((q) => [
+            <code>{q.name}</code>,
+            q.waiting,
+            q.oldestWaitingMs === null ? "—" : `${(q.oldestWaitingMs / 1000).toFixed(1)} s`,
+            q.active,
+            q.delayed,
+            q.failed,
+          ])}
+        />
       </section>
     </Layout>
   );

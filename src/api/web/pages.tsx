@@ -3,6 +3,7 @@ import type { ModelFile } from "../contract/management/resources.js";
 import type { ModelView } from "../services/model-catalog.js";
 import { modelName } from "../../domain/model-name.js";
 import { Layout } from "./layout.js";
+import { Table } from "./table.js";
 
 /** `/`: sign in with an API key. `error` says why the last try failed. */
 export function SignInPage(props: { error?: string; next?: string }) {
@@ -58,37 +59,19 @@ function ModelTable(props: { caption: string; views: ModelView[]; empty: string 
   return (
     <section>
       <h2>{props.caption}</h2>
-      <div class="table-scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col">Kind</th>
-              <th scope="col">State</th>
-              <th scope="col">Deployment</th>
-              <th scope="col">Base</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.views.map(({ model, deployment }) => (
-              <tr>
-                <td>
-                  <a href={`/${modelName(model.accountId, model.modelId)}`}>{model.displayName}</a>
-                  <div class="muted small">{modelName(model.accountId, model.modelId)}</div>
-                </td>
-                <td>{model.kind}</td>
-                <td>
-                  <span class={`badge state-${model.state.toLowerCase()}`}>{model.state}</span>
-                </td>
-                <td>
-                  {deployment ? <span class="badge">{deployment.state}</span> : model.kind === "lora" ? "—" : "serving"}
-                </td>
-                <td class="small">{model.baseModel ?? "—"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table
+        headers={["Model", "Kind", "State", "Deployment", "Base"]}
+        rows={props.views.map(({ model, deployment }) => [
+          <>
+            <a href={`/${modelName(model.accountId, model.modelId)}`}>{model.displayName}</a>
+            <div class="muted small">{modelName(model.accountId, model.modelId)}</div>
+          </>,
+          model.kind,
+          <span class={`badge state-${model.state.toLowerCase()}`}>{model.state}</span>,
+          deployment ? <span class="badge">{deployment.state}</span> : model.kind === "lora" ? "—" : "serving",
+          <span class="small">{model.baseModel ?? "—"}</span>,
+        ])}
+      />
     </section>
   );
 }

@@ -1,0 +1,28 @@
+import type { Child } from "hono/jsx";
+
+/** A table of the pages: column headers, rows of cells, scrolling sideways on a narrow screen. */
+export function Table(props: { caption?: string; headers: string[]; rows: Child[][] }) {
+  return (
+    <div class="table-scroll">
+      <table>
+        {props.caption && <caption>{props.caption}</caption>}
+        <thead>
+          <tr>
+            {props.headers.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((cells) => (
+            <tr>
+              {cells.map((cell) => (
+                <td>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

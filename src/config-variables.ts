@@ -191,6 +191,11 @@ export const variables = {
     description:
       "Behind a TLS-terminating proxy: believe its X-Forwarded-Proto, so the session cookie is Secure when the proxy says https.",
   },
+  HEARTH_METRICS_TOKEN: {
+    schema: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),
+    description:
+      "A token Prometheus may scrape `GET /metrics` with (`Authorization: Bearer …`); unset, only admin keys may. Never logged.",
+  },
   HEARTH_AUTH_CACHE_TTL_MS: {
     schema: int(0, 600_000),
     default: "5000",

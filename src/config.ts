@@ -51,6 +51,8 @@ export interface Config {
     readonly maxImageBytes: number;
     readonly maxInputPixels: number;
   };
+  /** The token `GET /metrics` also accepts (HEARTH_METRICS_TOKEN). */
+  readonly metricsToken: string | undefined;
   /** The web pages: how long a session lasts, and whether a proxy's X-Forwarded-Proto is believed. */
   readonly web: { readonly sessionTtlMs: number; readonly trustProxy: boolean };
   readonly reconcile: { readonly intervalMs: number; readonly afterMs: number };
@@ -128,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxImageBytes: r.HEARTH_MAX_IMAGE_BYTES,
       maxInputPixels: r.HEARTH_MAX_IMAGE_PIXELS,
     },
+    metricsToken: r.HEARTH_METRICS_TOKEN,
     web: { sessionTtlMs: r.HEARTH_SESSION_TTL_MS, trustProxy: r.HEARTH_TRUST_PROXY },
     reconcile: { intervalMs: r.HEARTH_RECONCILE_INTERVAL_MS, afterMs: r.HEARTH_RECONCILE_AFTER_MS },
     drain: { workerMs: r.HEARTH_WORKER_DRAIN_MS, apiMs: r.HEARTH_API_DRAIN_MS },

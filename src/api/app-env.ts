@@ -5,6 +5,7 @@ import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import type { ApiKeyRole } from "../domain/vocabulary.js";
 import type { Logger } from "../logger.js";
+import type { ApiMetrics } from "../metrics/api-metrics.js";
 import type { InferenceClient } from "../queues/inference-client.js";
 import type { ProducerQueues } from "../queues/producer-queues.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
@@ -24,6 +25,8 @@ export interface AppDeps {
   sessions: SessionStore;
   redis: Redis;
   inference: InferenceClient;
+  /** This process's metrics (GET /metrics). */
+  metrics: ApiMetrics;
   /** The BullMQ queues, for the operators' console. */
   queues: ProducerQueues;
   models: ModelResolver;

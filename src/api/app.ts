@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { matchedRoutes } from "hono/route";
 import { AppError } from "../errors.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { accountRoutes } from "./management/account-routes.js";
@@ -7,6 +8,7 @@ import { lifecycleRoutes } from "./management/lifecycle-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
 import { imageRoutes } from "./images/image-routes.js";
 import { queueBoardRoutes } from "./admin/admin-pages.js";
+import { metricsRoutes } from "./admin/metrics-route.js";
 import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
 import { requireRole } from "./middleware/require-role.js";
@@ -31,6 +33,16 @@ export function createApp(deps: AppDeps) {
   const app = new Hono<AppEnv>();
   app.onError(renderError(deps.log));
   app.notFound(renderNotFound);
+  // Every answer is counted by its route's pattern (not its path: the label set stays small).
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    await next();
+    // The handler's own route (middleware entries are method ALL); none matched: a 404.
+    const route = matchedRoutes(c).findLast((r) => r.method !== "ALL")?.path ?? "(none)";
+    const labels = { method: c.req.method, route };
+    deps.metrics?.httpRequests.inc({ ...labels, status: String(c.res.status) });
+    deps.metrics?.httpDuration.observe(labels, (performance.now() - started) / 1000);
+  });
   // Shutting down: the listener is closed, but a kept-alive connection could still bring new
   // requests. Each gets a 503 (retry elsewhere) that closes its connection; the requests and
   // streams already running finish (HEARTH_API_DRAIN_MS).
@@ -44,6 +56,7 @@ export function createApp(deps: AppDeps) {
   serviceRoutes(app, deps);
   webRoutes(app, deps);
   queueBoardRoutes(app, deps);
+  metricsRoutes(app, deps);
 
   const jsonLimit = bodyLimit({
     maxSize: deps.config.maxBodyBytes,

@@ -7,6 +7,8 @@ import { migrateDatabase } from "../db/migrate.js";
 import type { Logger } from "../logger.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
 import { SessionStore } from "../auth/sessions.js";
+import { ApiMetrics } from "../metrics/api-metrics.js";
+import { inferenceMetrics } from "../metrics/inference-metrics.js";
 import { Administration } from "./services/administration.js";
 import { InferenceClient, inferenceClientOptions } from "../queues/inference-client.js";
 import { ModelChanges } from "../queues/model-changes.js";
@@ -65,7 +67,11 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   });
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
   const queues = new ProducerQueues(redis, config.redisPrefix);
-  const inference = new InferenceClient(redis, queues, hub, inferenceClientOptions(config));
+  const metrics = new ApiMetrics();
+  const inference = new InferenceClient(redis, queues, hub, {
+    ...inferenceClientOptions(config),
+    observer: inferenceMetrics(metrics),
+  });
   const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
   await modelChanges.listen(subscriber);
@@ -103,6 +109,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     redis,
     inference,
     queues,
+    metrics,
     models,
     images,
     management,

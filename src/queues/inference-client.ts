@@ -38,6 +38,7 @@ export interface InferenceClientOptions {
   interTokenTimeoutMs: number;
   /** The longest wait for Redis to answer a command. */
   redisTimeoutMs: number;
+  observer?: InferenceObserver;
 }
 
 /** The client's options, as configured (config.ts). */
@@ -64,6 +65,23 @@ export function inferenceClientOptions(
     interTokenTimeoutMs,
     redisTimeoutMs,
   };
+}
+
+/**
+ * Told how requests go, for metrics (metrics/inference-metrics.ts): enqueued, taken by a
+ * worker, first token, and how each ended. Resumed requests are not told twice.
+ */
+export interface InferenceObserver {
+  waiting(model: string): void;
+  started(model: string, queue: string, waitedMs: number): void;
+  firstToken(model: string, sinceQueuedMs: number): void;
+  ended(
+    model: string,
+    kind: string,
+    outcome: "completed" | "failed" | "cancelled",
+    generation: { completionTokens: number; ms: number } | undefined,
+    wasRunning: boolean,
+  ): void;
 }
 
 export interface RunOptions {
@@ -97,6 +115,8 @@ interface Following {
   queue: Queue;
   inbox: EventInbox;
   resumable: boolean;
+  /** For the observer: the model's name and the job's kind; absent when resumed (already counted). */
+  observed?: { model: string; kind: string };
 }
 
 /**
@@ -179,7 +199,9 @@ export class InferenceClient {
       inbox.close();
       throw error;
     }
-    yield* this.follow({ requestId: job.id!, queue, inbox, resumable: resumable !== undefined }, signal);
+    const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
+    const observed = { model: payload.model.name, kind };
+    yield* this.follow({ requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed }, signal);
   }
 
   /** Writes a resumable request's log meta, before its job exists (so before any event). */
@@ -201,9 +223,22 @@ export class InferenceClient {
     const { requestId, queue, inbox } = f;
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
-    const progress = { events: 0, lastEventAt: Date.now() };
+    const queuedAt = Date.now();
+    const observer = f.observed ? this.options.observer : undefined;
+    const model = f.observed?.model ?? "";
+    let running = false;
+    const onStarted = () => {
+      if (running) return;
+      running = true;
+      observer?.started(model, queue.name, Date.now() - queuedAt);
+    };
+    const progress = { events: 0, lastEventAt: Date.now(), onStarted };
     let finished = false;
+    let failed = false;
     let lastSeq = 0;
+    let firstTokenAt: number | undefined;
+    let generation: { completionTokens: number; ms: number } | undefined;
+    observer?.waiting(model);
     // Until the first event, check every queue timeout that a worker has the job.
     let deadline: NodeJS.Timeout | undefined;
     const arm = () => {
@@ -226,7 +261,16 @@ export class InferenceClient {
         }
         if (progress.events++ === 0) clearTimeout(deadline);
         progress.lastEventAt = Date.now();
+        onStarted();
+        if (event.type === "token" && firstTokenAt === undefined) {
+          firstTokenAt = Date.now();
+          observer?.firstToken(model, firstTokenAt - queuedAt);
+        }
+        if (event.type === "done" && firstTokenAt !== undefined) {
+          generation = { completionTokens: event.usage.completionTokens, ms: Date.now() - firstTokenAt };
+        }
         if (event.type === "error") {
+          failed = true;
           // The worker's own error ends its job; one of this side's (a timeout) leaves it to withdraw.
           finished = event.seq !== undefined;
           throw new AppError(event.error.code, event.error.message, { param: event.error.param });
@@ -242,7 +286,12 @@ export class InferenceClient {
         yield event;
         if (finished) return;
       }
+    } catch (error) {
+      failed = true;
+      throw error;
     } finally {
+      const outcome = signal.aborted && !finished ? "cancelled" : failed || !finished ? "failed" : "completed";
+      observer?.ended(model, f.observed?.kind ?? "", outcome, generation, running);
       clearTimeout(deadline);
       clearInterval(watchdog);
       signal.removeEventListener("abort", onAbort);
@@ -331,7 +380,7 @@ export class InferenceClient {
   private watch(
     requestId: string,
     inbox: EventInbox,
-    progress: { events: number; lastEventAt: number },
+    progress: { events: number; lastEventAt: number; onStarted(): void },
   ): NodeJS.Timeout {
     let leaseSeenAt: number | undefined;
     let missing = 0;
@@ -348,6 +397,7 @@ export class InferenceClient {
       if (held === 1) {
         leaseSeenAt ??= now;
         missing = 0;
+        progress.onStarted();
       } else if (held === 0 && (leaseSeenAt !== undefined || progress.events > 0) && ++missing >= 2) {
         return fail("The worker running this request stopped; please retry.");
       }

@@ -18,6 +18,7 @@ import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import type { BlobStore } from "../storage/blob-store.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { adapterFile } from "./adapter-file.js";
+import { WorkerMetrics, workerMetricsKey } from "../metrics/worker-metrics.js";
 import { Cancellations } from "./cancellations.js";
 import { consumeJobs } from "../queues/job-consumer.js";
 import type { JobHandlers } from "../queues/job-handlers.js";
@@ -65,6 +66,7 @@ export class HearthWorker {
   private readonly images = new Map<string, ServedImages>();
   private readonly cancellations = new Cancellations();
   private readonly startedAt = new Date().toISOString();
+  private readonly metrics = new WorkerMetrics(this.id);
   private readonly store: BlobStore;
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
@@ -170,7 +172,11 @@ export class HearthWorker {
         adapterLoadsPerModel,
         adapterPath: (key) => adapterFile(this.store, key),
         log: this.log,
-        onEvent: (event: ServingEvent) => this.events.emit(event.type, event),
+        onEvent: (event: ServingEvent) => {
+          if (event.type === "adapter-loaded")
+            this.metrics.adapterLoad.labels(event.baseModelId).observe(event.ms / 1000);
+          this.events.emit(event.type, event);
+        },
       });
       const connection = this.publisher.duplicate();
       const consumer = consumeJobs("inference", jobs.inference.queueName(base.id), this.handlers, {
@@ -220,6 +226,15 @@ export class HearthWorker {
       }),
     };
     // Redis away: the next beat, two seconds on, tries again; the debug line is for tracing it.
+    for (const served of info.serving) {
+      this.metrics.adaptersLoaded.labels(served.model).set(served.adapters);
+      this.metrics.runningRequests.labels(served.model).set(served.requests);
+    }
+    const metrics = JSON.stringify(await this.metrics.registry.getMetricsAsJSON());
+    const metricsKey = workerMetricsKey(this.config.redisPrefix, this.id);
+    await this.publisher
+      .set(metricsKey, metrics, "PX", HEARTBEAT_TTL_MS)
+      .catch((err: unknown) => this.log.debug("metrics not sent", { worker: this.id, error: String(err) }));
     await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch((err: unknown) =>
       this.log.debug("heartbeat not sent", { worker: this.id, error: String(err) }),
     );

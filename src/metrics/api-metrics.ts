@@ -1,0 +1,70 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** How a request the API ran through a worker ended. */
+export type RequestOutcome = "completed" | "failed" | "cancelled";
+
+/**
+ * The API process's metrics (docs/operations.md, "Metrics"). Workers report theirs through
+ * Redis (worker-metrics.ts); `GET /metrics` serves both, aggregated.
+ */
+export class ApiMetrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: "hearth_http_requests_total",
+    help: "HTTP requests answered, by method, route pattern and status.",
+    labelNames: ["method", "route", "status"],
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: "hearth_http_request_duration_seconds",
+    help: "Time to the HTTP answer's headers (a stream's first event), by method and route pattern.",
+    labelNames: ["method", "route"],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly timeToFirstToken = new Histogram({
+    name: "hearth_time_to_first_token_seconds",
+    help: "From a generation request's arrival at the queue to its first token, by model.",
+    labelNames: ["model"],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly tokensPerSecond = new Histogram({
+    name: "hearth_generation_tokens_per_second",
+    help: "Completion tokens per second of a request, from its first token to its end, by model.",
+    labelNames: ["model"],
+    buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+    registers: [this.registry],
+  });
+  readonly queueWait = new Histogram({
+    name: "hearth_queue_wait_seconds",
+    help: "From a request's enqueueing to a worker taking it, by queue.",
+    labelNames: ["queue"],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly requests = new Counter({
+    name: "hearth_requests_total",
+    help: "Requests run through the queues, by job kind and outcome (completed, failed, cancelled).",
+    labelNames: ["kind", "outcome"],
+    registers: [this.registry],
+  });
+  readonly modelRequests = new Gauge({
+    name: "hearth_model_requests",
+    help: "Requests per model (base, adapter or image model) now, by state: waiting for a worker, or running (as vLLM's lora_requests_info).",
+    labelNames: ["model", "state"],
+    registers: [this.registry],
+  });
+  readonly queueJobs = new Gauge({
+    name: "hearth_queue_jobs",
+    help: "Jobs in each queue by state (waiting, active, delayed, failed), read at each scrape.",
+    labelNames: ["queue", "state"],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: "hearth_api_" });
+  }
+}

@@ -56,7 +56,8 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const { createdAdminKey } = await bootstrapDatabase(database.db, {
     adminKey: config.adminKey,
     dataDir: config.dataDir,
-    log: (message) => log.info(message),
+    // The generated admin key is shown to the operator once, on purpose: not a log line (those mask keys).
+    log: (message) => void process.stderr.write(`${message}\n`),
   });
   await registerOperatorModels(database.db, config, log);
 

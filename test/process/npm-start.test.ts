@@ -6,6 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../helpers/browser.js";
 import { eventually } from "../helpers/eventually.js";
 import { freePort } from "../helpers/net.js";
 import { greedyText } from "../helpers/oracle.js";
@@ -68,6 +69,35 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     });
     expect(r.choices[0]!.text).toHaveLength(12);
   });
+
+  it("serves the pages and the console: sign in, generate, operations, metrics (Chromium)", async () => {
+    const apiKey = (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim();
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const base = `http://127.0.0.1:${port}`;
+      await page.goto(`${base}/`);
+      await page.getByLabel("API key").fill(apiKey);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("link", { name: "hearth-tiny" }).click();
+      await page.getByLabel("Prompt").fill("The fire ");
+      await page.getByLabel("Max tokens").first().fill("12");
+      await page.getByRole("button", { name: "Generate" }).first().click();
+      await page.waitForSelector('form.generate-form[data-state="done"]');
+      expect(await page.locator("#output").textContent()).toHaveLength(12);
+      await page.getByRole("link", { name: "Operations" }).click();
+      await expect(page.locator("main").textContent()).resolves.toContain("Workers (1)");
+      const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(await metrics.text()).toContain('hearth_requests_total{kind="completion",outcome="completed"}');
+    } finally {
+      await browser.close();
+    }
+    // The processes' logs are JSON lines, and hold no API key (the first start's, printed once, aside).
+    const lines = output.split("\n").filter((l) => l.startsWith("{"));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((l) => (JSON.parse(l) as { msg?: string }).msg === "request")).toBe(true);
+    expect(lines.filter((l) => l.includes(apiKey))).toEqual([]);
+  }, 60_000);
 
   // The API drains first (it refuses new requests and lets its streams finish), with the
   // worker still there to finish them; then the worker stops; then (had npm start started

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parseImageModels } from "./images/image-model-config.js";
+import { DEFAULT_TEMPLATE_LIMITS } from "./templates/template-sandbox.js";
 
 /**
  * Every environment variable Hearth reads: one spec each, with its schema, default and
@@ -207,6 +208,24 @@ export const variables = {
     default: "5000",
     description:
       "How long the API reuses what a model name resolved to. Deploys, undeploys, deletes and PATCHes through any API process take effect at once (the API processes tell each other over Redis); other changes to the database, and changes missed while Redis was unreachable, within this time. 0: resolve every request.",
+  },
+  HEARTH_TEMPLATE_TIMEOUT_MS: {
+    schema: int(10, 60_000),
+    default: String(DEFAULT_TEMPLATE_LIMITS.timeoutMs),
+    description:
+      "The longest one rendering of a user's chat template (an adapter's conversationConfig or hearth.json) may take; then its thread is killed and the request fails with 400.",
+  },
+  HEARTH_TEMPLATE_MEMORY_MB: {
+    schema: int(16, 4096),
+    default: String(DEFAULT_TEMPLATE_LIMITS.memoryMb),
+    description:
+      "Heap, in MB, of each thread that renders users' chat templates; a template that needs more fails its request with 400.",
+  },
+  HEARTH_TEMPLATE_THREADS: {
+    schema: int(1, 64),
+    default: String(DEFAULT_TEMPLATE_LIMITS.threads),
+    description:
+      "Threads per process (API and worker) that render users' chat templates, none of them the main thread.",
   },
   HEARTH_MAX_BODY_BYTES: {
     schema: int(1024, 1 << 30),

@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import type { z } from "zod";
 import type { ImageModelSpec } from "./images/image-model-config.js";
+import type { TemplateSandboxOptions } from "./templates/template-sandbox.js";
 import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
 
 export { STORAGE_SCHEMES, type StorageLocation, type VariableSpec, variables } from "./config-variables.js";
@@ -68,6 +69,8 @@ export interface Config {
   readonly authCacheTtlMs: number;
   readonly modelCacheTtlMs: number;
   readonly maxBodyBytes: number;
+  /** The sandbox users' chat templates render in (src/templates). */
+  readonly templates: TemplateSandboxOptions;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 
@@ -144,6 +147,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authCacheTtlMs: r.HEARTH_AUTH_CACHE_TTL_MS,
     modelCacheTtlMs: r.HEARTH_MODEL_CACHE_TTL_MS,
     maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,
+    templates: {
+      threads: r.HEARTH_TEMPLATE_THREADS,
+      timeoutMs: r.HEARTH_TEMPLATE_TIMEOUT_MS,
+      memoryMb: r.HEARTH_TEMPLATE_MEMORY_MB,
+    },
     logLevel: r.HEARTH_LOG_LEVEL,
   });
 }

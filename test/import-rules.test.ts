@@ -101,6 +101,14 @@ const rules: { from: string; notRooms: string[]; notPackages: string[] }[] = [
     notRooms: ["api", "queues", "workers", "control", "db", "cli", "storage"],
     notPackages: ["drizzle-orm", "bullmq"],
   },
+  // Users' chat templates render only in the sandbox's threads (templates/template-thread.ts,
+  // loaded by URL, not imported): nothing the API or the control plane runs reaches a renderer.
+  { from: "api", notRooms: ["workers"], notPackages: ["@huggingface/jinja", "node-llama-cpp"] },
+  {
+    from: "templates",
+    notRooms: ["api", "queues", "workers", "control", "db", "cli", "storage", "auth"],
+    notPackages: ["drizzle-orm", "bullmq"],
+  },
   { from: "storage", notRooms: ["api", "queues", "workers", "control", "db", "cli"], notPackages: ["drizzle-orm"] },
 ];
 

@@ -18,10 +18,12 @@ import { registerOperatorModels } from "./register-models.js";
 import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
+import { TemplateSandbox } from "../templates/template-sandbox.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
 import { ControlWorker } from "../control/control-worker.js";
 import { Reconciler } from "../control/reconciler.js";
+import { ChatTemplateCheck } from "./services/chat-template-check.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
 import { AddonUploads } from "./services/addon-uploads.js";
@@ -91,7 +93,9 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const control = await ControlWorker.start(config, controlDeps);
   const reconciler = new Reconciler(controlDeps, lifecycleQueue, config.reconcile);
   reconciler.start();
-  const catalog = new ModelCatalog(database.db, storage, modelChanges);
+  // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
+  const templates = new TemplateSandbox(config.templates);
+  const catalog = new ModelCatalog(database.db, storage, modelChanges, new ChatTemplateCheck(templates));
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, modelChanges, log.child("deployments"));
   const management = {
     catalog,
@@ -145,6 +149,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       hub.close();
       await reconciler.close();
       await control.close();
+      await templates.close();
       await queues.close();
       redis.disconnect();
       subscriber.disconnect();

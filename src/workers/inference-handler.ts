@@ -40,7 +40,7 @@ export async function runInference(
   const groups =
     payload.kind === "completion"
       ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
-      : [target.model.renderChat(payload.messages, payload.model.chatTemplate)];
+      : [await target.model.renderChat(payload.messages, payload.model.chatTemplate)];
 
   // One failing choice stops its siblings.
   const local = new AbortController();

@@ -11,7 +11,9 @@ await runUntilSignalled(log, async () => {
   // The engine (and the demo models) only for the text role: an image-only worker loads no llama.cpp.
   const text = config.worker.roles.includes("text");
   if (text) await ensureDemoModels(config, log);
-  const engine = text ? await LlamaEngine.create({ logLevel: config.logLevel }) : undefined;
+  const engine = text
+    ? await LlamaEngine.create({ logLevel: config.logLevel, templateLimits: config.templates })
+    : undefined;
   const worker = await HearthWorker.start(config, engine, log);
   return {
     async close() {

@@ -55,7 +55,7 @@ export class FakeModel implements EngineModel {
     return [...Buffer.from(text)];
   }
 
-  renderChat(): never {
+  async renderChat(): Promise<never> {
     throw new Error("not faked");
   }
 

@@ -14,7 +14,6 @@ import type { BlobInfo, BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
 import type { Caller } from "../app-env.js";
 import { conversationConfigSchema } from "../contract/management/resources.js";
-import { chatTemplateProblem } from "./chat-template-check.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 import { modelName, parseModelName } from "../../domain/model-name.js";
 import { addonLocalPaths } from "../../storage/addon-paths.js";
@@ -139,7 +138,7 @@ export class AddonUploads {
     });
     const plan = await validateAddon(files, manifest, base.filePath!, { maxRank: this.config.maxLoraRank });
     // hearth.json's template is checked even when the model has its own, which wins.
-    const fromFiles = manifest.conversationConfig ? this.conversationConfig(manifest.conversationConfig) : null;
+    const fromFiles = manifest.conversationConfig ? await this.conversationConfig(manifest.conversationConfig) : null;
     const conversation = model.conversationConfig ?? fromFiles;
     const ready = await transitionModelState(this.db, model.accountId, model.modelId, ["VALIDATING"], "READY", {
       baseModel: baseName.name,
@@ -191,9 +190,11 @@ export class AddonUploads {
     return { name: named, param: null, from };
   }
 
-  private conversationConfig(value: Record<string, unknown>) {
+  private async conversationConfig(value: Record<string, unknown>) {
     const parsed = conversationConfigSchema.safeParse(value);
-    const problem = parsed.success ? chatTemplateProblem(parsed.data.template) : parsed.error.issues[0]!.message;
+    const problem = parsed.success
+      ? await this.catalog.templates.problem(parsed.data.template)
+      : parsed.error.issues[0]!.message;
     if (problem !== undefined) {
       throw new AppError(
         "invalid_request",

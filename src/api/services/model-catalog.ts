@@ -18,7 +18,7 @@ import { storageKeys } from "../../storage/keys.js";
 import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { Caller } from "../app-env.js";
 import type { ConversationConfig, ModelFile } from "../contract/management/resources.js";
-import { checkChatTemplate } from "./chat-template-check.js";
+import type { ChatTemplateCheck } from "./chat-template-check.js";
 import { modelName, parseModelName } from "../../domain/model-name.js";
 
 export interface ModelView {
@@ -49,13 +49,15 @@ export class ModelCatalog {
     private readonly db: Db,
     private readonly storage: BlobStore,
     private readonly modelChanges: ModelChangeNotifier,
+    readonly templates: ChatTemplateCheck,
   ) {}
 
   async create(caller: Caller, accountId: string, input: CreateModelInput): Promise<ModelView> {
     this.ownAccount(caller, accountId);
-    if (input.conversationConfig)
-      checkChatTemplate(input.conversationConfig.template, "model.conversationConfig.template");
     if (input.baseModel !== undefined) await this.baseModel(caller, input.baseModel, "model.baseModel");
+    if (input.conversationConfig) {
+      await this.templates.check(input.conversationConfig.template, "model.conversationConfig.template");
+    }
     const model = await createModel(this.db, {
       accountId,
       modelId: input.modelId,
@@ -118,9 +120,9 @@ export class ModelCatalog {
   }
 
   async update(caller: Caller, accountId: string, modelId: string, patch: ModelPatch): Promise<ModelView> {
-    const template = patch.conversationConfig?.template;
-    if (typeof template === "string") checkChatTemplate(template, "conversationConfig.template");
     await this.owned(caller, accountId, modelId);
+    const template = patch.conversationConfig?.template;
+    if (typeof template === "string") await this.templates.check(template, "conversationConfig.template");
     const model = await updateModel(this.db, accountId, modelId, patch);
     if (!model) throw modelNotFound(accountId, modelId);
     // A PATCH may change what the name resolves to (its chat template, its visibility).

@@ -30,9 +30,10 @@ export interface EngineModel {
   tokenize(text: string): number[];
   /**
    * Turns chat messages into a prompt with `template` (a Jinja chat template) when given,
-   * else the model's own template, else Hearth's default.
+   * else the model's own template, else Hearth's default. A given template is a user's, so it
+   * renders in the template sandbox, within its time, memory and size bounds.
    */
-  renderChat(messages: readonly ChatMessage[], template?: string): RenderedPrompt;
+  renderChat(messages: readonly ChatMessage[], template?: string): Promise<RenderedPrompt>;
   /**
    * A context: `sequences` requests evaluated together in one batch, each with up to
    * `contextSize` tokens. A context's LoRA adapter is fixed when it is created.

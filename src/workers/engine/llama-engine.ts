@@ -1,16 +1,24 @@
 import os from "node:os";
 import {
   getLlama,
-  JinjaTemplateChatWrapper,
   LlamaLogLevel,
+  LlamaText,
   resolveChatWrapper,
   type ChatHistoryItem,
   type ChatWrapper,
   type Llama,
   type LlamaEmbeddingContext,
   type LlamaModel,
+  type LlamaTextJSON,
 } from "node-llama-cpp";
 import { AppError } from "../../errors.js";
+import type { TemplateTextJSON } from "../../templates/template-protocol.js";
+import {
+  DEFAULT_TEMPLATE_LIMITS,
+  TemplateError,
+  TemplateSandbox,
+  type TemplateSandboxOptions,
+} from "../../templates/template-sandbox.js";
 import type { ChatMessage } from "../../queues/jobs.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {
@@ -27,10 +35,18 @@ import { serializeSampling } from "./serial-sampling.js";
 
 /** The node-llama-cpp implementation of the engine. */
 export class LlamaEngine implements Engine {
-  private constructor(private readonly llama: Llama) {}
+  private constructor(
+    private readonly llama: Llama,
+    private readonly templates: TemplateSandbox,
+  ) {}
 
   static async create(
-    options: { logLevel?: "debug" | "info" | "warn" | "error"; maxThreads?: number } = {},
+    options: {
+      logLevel?: "debug" | "info" | "warn" | "error";
+      maxThreads?: number;
+      /** The bounds of users' chat templates (config.templates). */
+      templateLimits?: TemplateSandboxOptions;
+    } = {},
   ): Promise<LlamaEngine> {
     const llama = await getLlama({
       gpu: "auto",
@@ -42,15 +58,19 @@ export class LlamaEngine implements Engine {
       progressLogs: false,
       logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
     });
-    return new LlamaEngine(llama);
+    const templates = new TemplateSandbox(options.templateLimits ?? DEFAULT_TEMPLATE_LIMITS);
+    // Started now, so the first chat with an adapter's template does not wait for a thread.
+    await templates.warm();
+    return new LlamaEngine(llama, templates);
   }
 
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {
     const model = await this.llama.loadModel({ modelPath: options.path, gpuLayers: "auto" });
-    return new LlamaEngineModel(options.id, model, options.threads);
+    return new LlamaEngineModel(options.id, model, options.threads, this.templates);
   }
 
   async close(): Promise<void> {
+    await this.templates.close();
     await this.llama.dispose();
   }
 }
@@ -59,12 +79,12 @@ class LlamaEngineModel implements EngineModel {
   readonly info: ModelInfo;
   private readonly chatWrapper: ChatWrapper | undefined;
   private embedding: Promise<LlamaEmbeddingContext> | undefined;
-  private readonly templates = new Map<string, ChatWrapper>();
 
   constructor(
     readonly id: string,
     private readonly model: LlamaModel,
     private readonly threads: number,
+    private readonly templates: TemplateSandbox,
   ) {
     const template = model.fileInfo.metadata?.tokenizer?.chat_template;
     const hasChatTemplate = typeof template === "string" && template.length > 0;
@@ -80,11 +100,12 @@ class LlamaEngineModel implements EngineModel {
     return this.model.tokenize(text, false);
   }
 
-  renderChat(messages: readonly ChatMessage[], template?: string): RenderedPrompt {
-    const wrapper = template === undefined ? this.chatWrapper : this.templateWrapper(template);
-    if (!wrapper) {
+  async renderChat(messages: readonly ChatMessage[], template?: string): Promise<RenderedPrompt> {
+    if (template !== undefined) return this.renderInSandbox(messages, template);
+    if (!this.chatWrapper) {
       return { tokens: this.tokenize(renderDefaultChat(messages)), stop: [...defaultChatStops] };
     }
+    // The base model's own template: the operator's file, rendered here as node-llama-cpp does.
     const history: ChatHistoryItem[] = messages.map((m) =>
       m.role === "system"
         ? { type: "system", text: m.content }
@@ -93,47 +114,28 @@ class LlamaEngineModel implements EngineModel {
           : { type: "model", response: [m.content] },
     );
     history.push({ type: "model", response: [] });
-    let state: ReturnType<ChatWrapper["generateContextState"]>;
-    try {
-      state = wrapper.generateContextState({ chatHistory: history });
-    } catch (cause) {
-      if (template === undefined) throw cause;
-      throw new AppError(
-        "invalid_request",
-        `The model's conversation template failed on these messages: ${(cause as Error).message}`,
-        {
-          param: "messages",
-          cause,
-        },
-      );
-    }
-    const stop = state.stopGenerationTriggers
-      .filter((trigger) => trigger.values.every((v) => typeof v === "string"))
-      .map((trigger) => trigger.values.join(""))
-      .filter((s) => s.length > 0);
-    return { tokens: state.contextText.tokenize(this.model.tokenizer), stop };
+    const state = this.chatWrapper.generateContextState({ chatHistory: history });
+    return {
+      tokens: state.contextText.tokenize(this.model.tokenizer),
+      stop: plainStops(state.stopGenerationTriggers.map((trigger) => trigger.toJSON() as TemplateTextJSON)),
+    };
   }
 
-  /** Adapters' own templates, parsed once each (a few distinct ones per worker at most). */
-  private templateWrapper(template: string): ChatWrapper {
-    let wrapper = this.templates.get(template);
-    if (!wrapper) {
-      try {
-        wrapper = new JinjaTemplateChatWrapper({ template });
-      } catch (cause) {
-        throw new AppError(
-          "invalid_request",
-          `The model's conversation template is not a usable Jinja chat template: ${(cause as Error).message}`,
-          {
-            param: "model",
-            cause,
-          },
-        );
-      }
-      if (this.templates.size >= 64) this.templates.delete(this.templates.keys().next().value!);
-      this.templates.set(template, wrapper);
+  /** A user's template (an adapter's): rendered in the sandbox, never on this thread. */
+  private async renderInSandbox(messages: readonly ChatMessage[], template: string): Promise<RenderedPrompt> {
+    try {
+      const rendered = await this.templates.render(template, messages);
+      const text = LlamaText.fromJSON(rendered.text as LlamaTextJSON);
+      return { tokens: text.tokenize(this.model.tokenizer), stop: plainStops(rendered.stops) };
+    } catch (cause) {
+      if (!(cause instanceof TemplateError)) throw cause;
+      if (cause.kind === "unavailable") throw new AppError("unavailable", cause.message, { cause });
+      const message =
+        cause.kind === "template"
+          ? `The model's conversation template failed on these messages: ${cause.message}`
+          : `The model's conversation template went past its bounds on these messages: ${cause.message}`;
+      throw new AppError("invalid_request", message, { param: "messages", cause });
     }
-    return wrapper;
   }
 
   async createContext(options: ContextOptions): Promise<EngineContext> {
@@ -181,4 +183,12 @@ function normalize(vector: readonly number[]): number[] {
   for (const v of vector) sum += v * v;
   const norm = Math.sqrt(sum) || 1;
   return vector.map((v) => v / norm);
+}
+
+/** Stop triggers made of plain text only (special-token triggers are the model's own EOS). */
+function plainStops(triggers: TemplateTextJSON[]): string[] {
+  return triggers
+    .filter((trigger) => trigger.every((piece) => typeof piece === "string"))
+    .map((trigger) => trigger.join(""))
+    .filter((stop) => stop.length > 0);
 }

@@ -171,6 +171,55 @@ describe("model lifecycle", () => {
     expect(embedding).toMatchObject({ status: 400 });
   });
 
+  it("bounds users' templates: one that hangs is refused at save time, one that hangs on long chats fails those alone", async () => {
+    const name = await me.deployFolder("trapped", GGUF_EXAMPLE);
+    const loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}";
+    const plain = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>";
+    const patch = (template: string) =>
+      me.call("PATCH", "/v1/accounts/default/models/trapped", { conversationConfig: { template } });
+
+    // Checked in the API's sandbox, not on its main thread: the API answers while the check runs.
+    const order: string[] = [];
+    const refused = patch(loop + plain).then((reply) => {
+      order.push("patch");
+      return reply;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const health = await fetch(`${hearth.url}/healthz`);
+    order.push("healthz");
+    expect(health.status).toBe(200);
+    const bad = await refused;
+    expect(order).toEqual(["healthz", "patch"]);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ param: "conversationConfig.template" });
+    expect(bad.body.error.message).toMatch(/longer than \d+ ms/);
+
+    // Past the save-time probes (they go to 513 messages): it hangs only on longer chats.
+    const trap = `{% if messages|length > 600 %}${loop}{% endif %}${plain}`;
+    expect((await patch(trap)).status).toBe(200);
+    const long = Array.from(
+      { length: 601 },
+      (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `m${i}` }) as const,
+    );
+    const [hung, others] = await Promise.all([
+      openai.chat.completions.create({ model: name, messages: long, max_tokens: 4 }).catch((e: unknown) => e),
+      // Everyone else is served meanwhile: the base model, and the same adapter on a short chat.
+      Promise.all([
+        complete(HEARTH_TINY_REF, PROMPT, 8),
+        openai.chat.completions.create({
+          model: name,
+          messages: [{ role: "user", content: "Hi" }],
+          max_tokens: 8,
+          temperature: 0,
+        }),
+      ]),
+    ]);
+    expect(hung).toMatchObject({ status: 400 });
+    expect((hung as Error).message).toMatch(/conversation template went past its bounds.*longer than \d+ ms/);
+    expect(others[0]).toBe(greedyText(PROMPT, 8));
+    expect(others[1].choices[0]!.message.content).toBe(greedyText("<user>Hi<assistant>", 8, { adapter: true }));
+  });
+
   it("a worker started after the deploy serves the model", async () => {
     const adapter = await writeAdapterToward(path.join(scratch, "late"), "late late later latest lately ", {
       format: "gguf",

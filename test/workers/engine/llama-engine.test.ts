@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppError } from "../../../src/errors.js";
 import { demoTables } from "../../../src/models/factory/demo-models.js";
 import { gguf } from "../../../src/models/formats/gguf-types.js";
 import { writeTinyLlama } from "../../../src/models/factory/tiny-llama.js";
@@ -190,9 +191,9 @@ describe("LlamaEngine", () => {
     expect(a.text).toBe(b.text);
   });
 
-  it("renders chats with Hearth's default template when the model has none", () => {
+  it("renders chats with Hearth's default template when the model has none", async () => {
     const messages = [{ role: "user" as const, content: "Hello" }];
-    expect(tiny.renderChat(messages).tokens).toEqual([...Buffer.from(renderDefaultChat(messages))]);
+    expect((await tiny.renderChat(messages)).tokens).toEqual([...Buffer.from(renderDefaultChat(messages))]);
     expect(renderDefaultChat(messages)).toBe("User: Hello\nAssistant:");
   });
 
@@ -209,18 +210,38 @@ describe("LlamaEngine", () => {
     const model = await engine.loadModel({ id: "with-template", path: file, threads: 1 });
     try {
       expect(model.info.hasChatTemplate).toBe(true);
-      const rendered = model.renderChat([
-        { role: "system", content: "Be brief." },
-        { role: "user", content: "Hello" },
-        { role: "assistant", content: "Hi" },
-        { role: "user", content: "Fire?" },
-      ]);
-      expect(Buffer.from(rendered.tokens).toString()).toBe(
-        "<|system|>Be brief.\n<|user|>Hello\n<|assistant|>Hi\n<|user|>Fire?\n<|assistant|>",
-      );
+      const conversation = [
+        { role: "system" as const, content: "Be brief." },
+        { role: "user" as const, content: "Hello" },
+        { role: "assistant" as const, content: "Hi" },
+        { role: "user" as const, content: "Fire?" },
+      ];
+      const expected = "<|system|>Be brief.\n<|user|>Hello\n<|assistant|>Hi\n<|user|>Fire?\n<|assistant|>";
+      expect(Buffer.from((await model.renderChat(conversation)).tokens).toString()).toBe(expected);
+      // The same template given as an adapter's renders in the sandbox, to the same tokens.
+      expect(Buffer.from((await tiny.renderChat(conversation, template)).tokens).toString()).toBe(expected);
     } finally {
       await model.dispose();
     }
+  });
+
+  it("fails a chat whose adapter template misbehaves with a 400, and goes on serving", async () => {
+    const hi = [{ role: "user" as const, content: "hi" }];
+    const loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{{ messages }}";
+    const failures = await Promise.all(
+      [loop, "{{ raise_exception('no thanks') }}"].map((template) =>
+        tiny.renderChat(hi, template).then(
+          () => undefined,
+          (e: unknown) => e as AppError,
+        ),
+      ),
+    );
+    expect(failures[0]).toMatchObject({ status: 400, param: "messages" });
+    expect(failures[0]!.message).toMatch(/went past its bounds.*longer than 1000 ms/);
+    expect(failures[1]!.message).toMatch(/failed on these messages: .*no thanks/);
+    expect((await tiny.renderChat(hi, "{% for m in messages %}{{ m.content }}{% endfor %}")).tokens).toEqual([
+      ...Buffer.from("hi"),
+    ]);
   });
 
   it("embeds as mean-pooled, unit-length vectors", async () => {

@@ -1,0 +1,73 @@
+import { parentPort } from "node:worker_threads";
+import { JinjaTemplateChatWrapper, type ChatHistoryItem, type ChatWrapper } from "node-llama-cpp";
+import { textLength, type RenderReply, type RenderRequest, type TemplateTextJSON } from "./template-protocol.js";
+
+/**
+ * A thread of the template sandbox (template-sandbox.ts): renders users' Jinja chat templates
+ * with node-llama-cpp's JinjaTemplateChatWrapper, the same code that would otherwise run on
+ * the worker's main thread. The sandbox bounds this thread's heap and kills it past its time
+ * limit; here, a render's output is bounded before it is sent back.
+ */
+
+const wrappers = new Map<string, ChatWrapper>();
+const MAX_WRAPPERS = 16;
+
+function wrapperFor(template: string): ChatWrapper {
+  let wrapper = wrappers.get(template);
+  if (wrapper) {
+    wrappers.delete(template);
+  } else {
+    // The constructor already renders the template (it probes how tool calls are written).
+    wrapper = new JinjaTemplateChatWrapper({ template });
+    if (wrappers.size >= MAX_WRAPPERS) wrappers.delete(wrappers.keys().next().value!);
+  }
+  wrappers.set(template, wrapper);
+  return wrapper;
+}
+
+function render(request: RenderRequest): RenderReply {
+  const { id } = request;
+  try {
+    const history: ChatHistoryItem[] = request.messages.map((m) =>
+      m.role === "system"
+        ? { type: "system", text: m.content }
+        : m.role === "user"
+          ? { type: "user", text: m.content }
+          : { type: "model", response: [m.content] },
+    );
+    history.push({ type: "model", response: [] });
+    const state = wrapperFor(request.template).generateContextState({ chatHistory: history });
+    const text = state.contextText.toJSON() as TemplateTextJSON;
+    const length = textLength(text);
+    if (length > request.maxChars) {
+      return {
+        id,
+        ok: false,
+        kind: "bounds",
+        message: `its output has ${length} characters, more than ${request.maxChars}`,
+      };
+    }
+    const stops = state.stopGenerationTriggers.map((trigger) => trigger.toJSON() as TemplateTextJSON);
+    return { id, ok: true, text, stops };
+  } catch (error) {
+    const message = unwrapped(error instanceof Error ? error.message : String(error));
+    // An array or string past V8's limits is the template's size, not its logic (node-llama-cpp
+    // rewraps errors of its sanity render, so the message is what is left to go by).
+    const kind = /RangeError: invalid (array|string) length|^invalid (array|string) length/i.test(message)
+      ? "bounds"
+      : "template";
+    return { id, ok: false, kind, message: message.slice(0, 500) };
+  }
+}
+
+/** node-llama-cpp's words around the template's own error, taken off (kept when they change). */
+function unwrapped(message: string): string {
+  const inner =
+    /^The provided Jinja template failed the sanity test: (.*?)\.? Inspect the Jinja template to find out what went wrong\.?$/s.exec(
+      message,
+    );
+  return inner ? inner[1]!.replace(/^Error: /, "") : message;
+}
+
+parentPort!.on("message", (request: RenderRequest) => parentPort!.postMessage(render(request)));
+parentPort!.postMessage({ ready: true });

@@ -3,6 +3,7 @@ import type { JobsOptions } from "bullmq";
 import { AppError } from "../errors.js";
 import { imagePayloadFields } from "./image-job.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
+import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "../domain/sampling-limits.js";
 
 /**
  * The one job registry. Each job kind names its queue, its payload schema and its
@@ -12,12 +13,12 @@ import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 
 export const samplingSchema = z.object({
   /** Tokens to generate; null means "until the context is full". */
-  maxTokens: z.number().int().positive().nullable(),
+  maxTokens: z.number().int().positive().max(MAX_TOKENS).nullable(),
   temperature: z.number().min(0).max(2),
   topP: z.number().gt(0).max(1).optional(),
   topK: z.number().int().min(0).optional(),
-  seed: z.number().int().optional(),
-  stop: z.array(z.string().min(1)).max(4),
+  seed: z.number().int().min(0).max(MAX_SEED).optional(),
+  stop: z.array(z.string().min(1).max(MAX_STOP_CHARS)).max(MAX_STOP_SEQUENCES),
   presencePenalty: z.number().min(-2).max(2).optional(),
   frequencyPenalty: z.number().min(-2).max(2).optional(),
   repetitionPenalty: z.number().gt(0).max(10).optional(),

@@ -81,7 +81,7 @@ function generateChoice(
   onText: (text: string) => void,
 ): Promise<GenerateResult> {
   // Choices of one request differ by seed; with a seed given they stay reproducible.
-  const seeded = sampling.seed === undefined ? sampling : { ...sampling, seed: sampling.seed + choice };
+  const seeded = sampling.seed === undefined ? sampling : { ...sampling, seed: (sampling.seed + choice) % 2 ** 32 };
   return context.generate({ promptTokens, sampling: seeded, extraStop }, signal, onText);
 }
 

@@ -55,6 +55,11 @@ describe("errors, with a worker", () => {
     ["model", { model: 7 }],
     ["logprobs", { logprobs: 2 }],
     ["presence_penalty", { presence_penalty: 5 }],
+    ["seed", { seed: -1 }],
+    ["seed", { seed: 2 ** 32 }],
+    ["stop", { stop: "x".repeat(257) }],
+    ["stop[1]", { stop: ["ok", "y".repeat(257)] }],
+    ["max_tokens", { max_tokens: 2_000_000 }],
   ])("400 for an invalid %s", async (param, extra) => {
     expectError(await call(hearth, "/completions", completion(extra)), 400, "invalid_request_error", param);
   });
@@ -81,11 +86,28 @@ describe("errors, with a worker", () => {
     expectError(await call(hearth, "/completions", [1, 2]), 400, "invalid_request_error", null);
   });
 
-  it("400 when max_tokens does not fit the context (decided by the worker)", async () => {
+  it("400 before queueing when max_tokens alone does not fit the context, naming the numbers", async () => {
     const r = await call(hearth, "/completions", completion({ max_tokens: 100_000 }));
     expectError(r, 400, "invalid_request_error", "max_tokens");
-    const stream = await call(hearth, "/completions", completion({ max_tokens: 100_000, stream: true }));
+    expect(r.body.error.message).toBe(
+      `max_tokens is 100000, but ${MODEL} has a context of 512 tokens per request, the prompt included; ask for at most 511.`,
+    );
+    const stream = await call(hearth, "/completions", completion({ max_tokens: 512, stream: true }));
     expectError(stream, 400, "invalid_request_error", "max_tokens");
+    const chat = await call(hearth, "/chat/completions", {
+      model: MODEL,
+      messages: [{ role: "user", content: "x" }],
+      max_tokens: 10,
+      max_completion_tokens: 5000,
+    });
+    expectError(chat, 400, "invalid_request_error", "max_completion_tokens");
+    expect(chat.body.error.message).toMatch(/^max_completion_tokens is 5000, .* at most 511\.$/);
+  });
+
+  it("400 when the prompt and max_tokens together do not fit (decided by the worker)", async () => {
+    const r = await call(hearth, "/completions", completion({ prompt: "x".repeat(300), max_tokens: 300 }));
+    expectError(r, 400, "invalid_request_error", "max_tokens");
+    expect(r.body.error.message).toMatch(/context holds 512 tokens per request; the prompt has 300 tokens/);
   });
 
   it("400 for embedding dimensions beyond the model's", async () => {

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StopMatcher } from "../../src/workers/stop-matcher.js";
 import { TokenTextDecoder } from "../../src/workers/engine/token-text.js";
@@ -33,6 +34,53 @@ describe("StopMatcher", () => {
   });
   it("flushes a held prefix at the end", () => {
     expect(feed(["END"], ["x E"])).toEqual({ out: "x E", stopped: false });
+  });
+
+  it("agrees with the obvious reference on any text, stops and split (fast-check)", () => {
+    // The reference: after each piece, everything up to the first stop is known; of the text
+    // before it, all is sent except the longest tail that could still begin a stop string.
+    const pending = (text: string, stops: string[]) => {
+      let keep = 0;
+      for (const stop of stops)
+        for (let len = Math.min(stop.length - 1, text.length); len > keep; len--)
+          if (text.endsWith(stop.slice(0, len))) keep = len;
+      return keep;
+    };
+    const alphabet = fc.constantFrom("a", "b", "c", "é", "\n");
+    const word = (min: number, max: number) =>
+      fc.array(alphabet, { minLength: min, maxLength: max }).map((a) => a.join(""));
+    fc.assert(
+      fc.property(fc.array(word(1, 6), { maxLength: 4 }), fc.array(word(0, 5), { maxLength: 12 }), (stops, pieces) => {
+        const matcher = new StopMatcher(stops);
+        let sent = "";
+        let whole = "";
+        for (const piece of pieces) {
+          whole += piece;
+          const result = matcher.push(piece);
+          sent += result.text;
+          const cuts = stops.map((s) => whole.indexOf(s)).filter((at) => at !== -1);
+          if (cuts.length > 0) {
+            expect(result.stopped).toBe(true);
+            expect(sent).toBe(whole.slice(0, Math.min(...cuts)));
+            return;
+          }
+          expect(result.stopped).toBe(false);
+          expect(sent).toBe(whole.slice(0, whole.length - pending(whole, stops)));
+        }
+        expect(sent + matcher.flush()).toBe(whole);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("holds back a 256-character stop's prefix over 4000 tokens and cuts at its end", () => {
+    // (The quadratic search took ~32k comparisons a token for such a stop; KMP takes ~500.)
+    const stop = `${"a".repeat(255)}b`;
+    const matcher = new StopMatcher([stop, stop.replace("b", "c"), stop.replace("b", "d"), stop.replace("b", "e")]);
+    let sent = "";
+    for (let i = 0; i < 4000; i++) sent += matcher.push("a").text;
+    expect(sent).toBe("a".repeat(4000 - 255));
+    expect(matcher.push("b")).toEqual({ text: "", stopped: true });
   });
 });
 

@@ -9,16 +9,19 @@ import { mountRoute } from "../mount-route.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 import type { ChatMeta } from "./chat-chunks.js";
 import { collect, unixNow, usageBody } from "./collect.js";
-import { toSampling } from "./sampling.js";
+import { checkMaxTokens, toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
 import { chunksOf, type StreamView } from "./stream-view.js";
 
 export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountRoute(app, chatCompletionsRoute, async (c, { body: req }) => {
-    const { target: model } = await deps.models.forInference(c.get("caller").accountId, req.model);
+    const resolved = await deps.models.forInference(c.get("caller").accountId, req.model);
+    const model = resolved.target;
     const n = req.n ?? 1;
-    const abort = clientGone(c.req.raw);
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? null;
+    const param = req.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
+    checkMaxTokens(maxTokens, param, req.model, resolved, deps.config.worker.contextSize);
+    const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
     c.header(REQUEST_ID_HEADER, requestId); // on errors too
     const meta: ChatMeta = { id: `chatcmpl-${requestId}`, created: unixNow(), model: req.model };

@@ -8,7 +8,7 @@ import { mountRoute } from "../mount-route.js";
 import { collect, unixNow, usageBody } from "./collect.js";
 import type { CompletionMeta } from "./completion-chunks.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
-import { toSampling } from "./sampling.js";
+import { checkMaxTokens, toSampling } from "./sampling.js";
 import { sseResponse } from "./sse.js";
 import { chunksOf, type StreamView } from "./stream-view.js";
 
@@ -17,7 +17,10 @@ const MAX_CHOICES = 64;
 
 export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountRoute(app, completionsRoute, async (c, { body: req }) => {
-    const { target: model } = await deps.models.forInference(c.get("caller").accountId, req.model);
+    const resolved = await deps.models.forInference(c.get("caller").accountId, req.model);
+    const model = resolved.target;
+    const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
+    checkMaxTokens(maxTokens, "max_tokens", req.model, resolved, deps.config.worker.contextSize);
     const prompts = typeof req.prompt === "string" ? [req.prompt] : req.prompt;
     const n = req.n ?? 1;
     if (prompts.length * n > MAX_CHOICES) {
@@ -40,7 +43,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       ? { endpoint: "completion", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
       : undefined;
     const events = deps.inference.run(
-      { kind: "completion", model, prompts, n, sampling: toSampling(req, req.max_tokens ?? DEFAULT_MAX_TOKENS) },
+      { kind: "completion", model, prompts, n, sampling: toSampling(req, maxTokens) },
       abort.signal,
       { requestId, resumable: view && { accountId: c.get("caller").accountId, view } },
     );

@@ -1,5 +1,7 @@
+import { AppError } from "../../errors.js";
 import type { Sampling } from "../../queues/jobs.js";
 import type { ChatRequest, CompletionRequest } from "../contract/openai/requests.js";
+import type { ResolvedModel } from "../services/model-resolver.js";
 
 /** OpenAI sampling fields → Hearth's. `defaultMaxTokens` null means "until the context is full". */
 export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: number | null): Sampling {
@@ -14,4 +16,27 @@ export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: numb
     frequencyPenalty: req.frequency_penalty ?? undefined,
     repetitionPenalty: req.repetition_penalty ?? undefined,
   };
+}
+
+/**
+ * max_tokens against the context a worker gives each request (HEARTH_CONTEXT_SIZE, capped at
+ * the model's own), before the request is queued: a request that cannot fit whatever its
+ * prompt is refused here, naming the numbers. The worker checks prompt plus max_tokens.
+ */
+export function checkMaxTokens(
+  maxTokens: number | null,
+  param: string,
+  modelName: string,
+  model: ResolvedModel,
+  contextSize: number,
+): void {
+  if (maxTokens === null) return;
+  const context = Math.min(contextSize, model.contextLength ?? contextSize);
+  if (maxTokens < context) return;
+  throw new AppError(
+    "invalid_request",
+    `${param} is ${maxTokens}, but ${modelName} has a context of ${context} tokens per request, the prompt included; ` +
+      `ask for at most ${context - 1}.`,
+    { param },
+  );
 }

@@ -1,3 +1,4 @@
+import { addonGgufLimits } from "./addon-header-limits.js";
 import { readGgufHeader, readGgufTensor, type GgufHeader, type GgufTensorInfo } from "../formats/gguf-reader.js";
 import { GGUF_LORA_A_SUFFIX, GGUF_LORA_B_SUFFIX } from "../formats/gguf-lora.js";
 import type { GgmlTypeName, GgufValue } from "../formats/gguf-types.js";
@@ -41,7 +42,7 @@ export async function validateGgufLoraAddon(
 
 /** Reads adapter.gguf's header and checks that it is a LoRA adapter; returns its general.architecture too. */
 export async function readGgufLoraHeader(file: string): Promise<{ header: GgufHeader; architecture: string }> {
-  const header = await readGgufHeader(file, {}, GGUF_ADAPTER);
+  const header = await readGgufHeader(file, addonGgufLimits, GGUF_ADAPTER);
   const fail = (problem: string) => fileProblem(GGUF_ADAPTER, problem);
   const text = (key: string) => {
     const value = header.metadata.get(key);

@@ -1,4 +1,5 @@
 import { fileProblem } from "../formats/model-file-error.js";
+import { ADDON_MAX_TENSORS, ADDON_SAFETENSORS_MAX_HEADER_BYTES } from "./addon-header-limits.js";
 import { readSafetensorsHeader, readSafetensorsTensor } from "../formats/safetensors-reader.js";
 import type { SafetensorsTensorInfo } from "../formats/safetensors-format.js";
 import { PEFT_CONFIG, PEFT_WEIGHTS, readAddonJson, requireAddonFile } from "./addon-file-names.js";
@@ -28,7 +29,10 @@ export async function validatePeftAddon(
   for (const [key, rank] of config.rankPattern)
     checkRank(rank, limits, PEFT_CONFIG, `rank_pattern[${JSON.stringify(key)}]`);
 
-  const header = await readSafetensorsHeader(requireAddonFile(files, PEFT_WEIGHTS), PEFT_WEIGHTS);
+  const header = await readSafetensorsHeader(requireAddonFile(files, PEFT_WEIGHTS), PEFT_WEIGHTS, {
+    maxHeaderBytes: ADDON_SAFETENSORS_MAX_HEADER_BYTES,
+    maxTensors: ADDON_MAX_TENSORS,
+  });
   const modules = pairByModule(header.tensors);
   if (modules.size === 0) throw fileProblem(PEFT_WEIGHTS, "holds no tensors");
 

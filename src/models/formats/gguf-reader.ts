@@ -15,7 +15,7 @@ import {
   type GgufValue,
 } from "./gguf-types.js";
 import { decodeBf16, decodeF16 } from "./half-float.js";
-import { Cursor, NeedMoreBytes } from "./byte-cursor.js";
+import { Cursor, fileSource, memorySource, type ByteSource } from "./byte-cursor.js";
 
 /**
  * Reads the header of a GGUF file (metadata and tensor infos) without reading tensor
@@ -73,32 +73,24 @@ export async function readGgufHeader(
   const handle = await openModelFile(file, label);
   try {
     const { size } = await handle.stat();
-    let want = Math.min(size, 1024 * 1024);
-    for (;;) {
-      const prefix = new Uint8Array(want);
-      const { bytesRead } = await handle.read(prefix, 0, want, 0);
-      try {
-        return parseGgufHeader(prefix.subarray(0, bytesRead), size, label, lim);
-      } catch (e) {
-        if (!(e instanceof NeedMoreBytes)) throw e;
-        if (bytesRead < want || want >= size) throw fileProblem(label, "file is truncated");
-        if (want >= lim.maxHeaderBytes) throw fileProblem(label, `header is larger than ${lim.maxHeaderBytes} bytes`);
-        want = Math.min(size, lim.maxHeaderBytes, Math.max(want * 4, e.needed));
-      }
-    }
+    return parseGguf(new Cursor(fileSource(handle.fd), size, label, lim.maxHeaderBytes), size, label, lim);
   } finally {
     await handle.close();
   }
 }
 
-/** Parses a header from the first bytes of a file of `fileSize` bytes. */
+/** Parses a header from the first bytes of a file of `fileSize` bytes, or from a source of them. */
 export function parseGgufHeader(
-  bytes: Uint8Array,
+  bytes: Uint8Array | ByteSource,
   fileSize: number,
   label = "gguf",
   limits: GgufReadLimits = defaultGgufReadLimits,
 ): GgufHeader {
-  const r = new Cursor(bytes, fileSize, label);
+  const source = bytes instanceof Uint8Array ? memorySource(bytes) : bytes;
+  return parseGguf(new Cursor(source, fileSize, label, limits.maxHeaderBytes), fileSize, label, limits);
+}
+
+function parseGguf(r: Cursor, fileSize: number, label: string, limits: GgufReadLimits): GgufHeader {
   if (fileSize < 24) throw fileProblem(label, `not a GGUF file (only ${fileSize} bytes)`);
   const magic = r.u32("magic");
   if (magic !== GGUF_MAGIC) throw fileProblem(label, "not a GGUF file (bad magic)");

@@ -28,7 +28,12 @@ export interface SafetensorsHeader {
 }
 
 /** `label` names the file in error messages (default: its base name). */
-export async function readSafetensorsHeader(file: string, label = path.basename(file)): Promise<SafetensorsHeader> {
+export async function readSafetensorsHeader(
+  file: string,
+  label = path.basename(file),
+  limits: { maxHeaderBytes?: number; maxTensors?: number } = {},
+): Promise<SafetensorsHeader> {
+  const maxHeaderBytes = limits.maxHeaderBytes ?? SAFETENSORS_MAX_HEADER_BYTES;
   const handle = await openModelFile(file, label);
   try {
     const { size } = await handle.stat();
@@ -36,8 +41,8 @@ export async function readSafetensorsHeader(file: string, label = path.basename(
     const lengthBytes = Buffer.alloc(8);
     await handle.read(lengthBytes, 0, 8, 0);
     const headerLength = lengthBytes.readBigUInt64LE(0);
-    if (headerLength > BigInt(SAFETENSORS_MAX_HEADER_BYTES)) {
-      throw fileProblem(label, `header length ${headerLength} exceeds ${SAFETENSORS_MAX_HEADER_BYTES} bytes`);
+    if (headerLength > BigInt(maxHeaderBytes)) {
+      throw fileProblem(label, `header length ${headerLength} exceeds ${maxHeaderBytes} bytes`);
     }
     if (headerLength > BigInt(size - 8))
       throw fileProblem(label, `header length ${headerLength} exceeds the file size ${size}`);
@@ -45,7 +50,7 @@ export async function readSafetensorsHeader(file: string, label = path.basename(
     const json = Buffer.alloc(n);
     const { bytesRead } = await handle.read(json, 0, n, 8);
     if (bytesRead !== n) throw fileProblem(label, "file is truncated");
-    const { metadata, tensors } = parseSafetensorsHeader(json, size - 8 - n, label);
+    const { metadata, tensors } = parseSafetensorsHeader(json, size - 8 - n, label, limits.maxTensors);
     return { file, label, metadata, tensors, dataStart: 8 + n, fileSize: size };
   } finally {
     await handle.close();
@@ -57,6 +62,7 @@ export function parseSafetensorsHeader(
   json: Uint8Array,
   dataSize: number,
   label: string,
+  maxTensors = Number.MAX_SAFE_INTEGER,
 ): { metadata: Record<string, string>; tensors: SafetensorsTensorInfo[] } {
   const decoded = parseUtf8Json(json);
   if (!decoded.ok) throw fileProblem(label, "header is not valid UTF-8 JSON");
@@ -74,6 +80,7 @@ export function parseSafetensorsHeader(
       }
       continue;
     }
+    if (tensors.length === maxTensors) throw fileProblem(label, `holds more than ${maxTensors} tensors`);
     tensors.push(parseTensorEntry(name, entry, dataSize, label));
   }
 

@@ -219,6 +219,15 @@ describe("validateAddon (GGUF)", () => {
       );
     });
 
+    it("header fields past the adapter bounds, before reading them", async () => {
+      expect(await problem(q, metadata({ "tokenizer.ggml.scores": gguf.f32s(new Array(70_000).fill(0)) }))).toBe(
+        "adapter.gguf: length of tokenizer.ggml.scores 70000 exceeds the limit of 65536",
+      );
+      expect(await problem(q, metadata({ "general.description": gguf.str("d".repeat(1024 * 1024 + 1)) }))).toBe(
+        "adapter.gguf: general.description is 1048577 bytes long (limit 1048576)",
+      );
+    });
+
     it("an adapter without tensors", async () => {
       expect(await problem([])).toBe("adapter.gguf: holds no LoRA tensors");
     });

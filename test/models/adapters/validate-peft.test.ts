@@ -329,6 +329,29 @@ describe("validateAddon (PEFT)", () => {
       );
     });
 
+    it("headers past the adapter bounds: over 16 MiB, or over 16,384 tensors", async () => {
+      const files = await addon({ tensors: loraTensors("lm_head", 4, 1) });
+      const file = files.get("adapter_model.safetensors")!;
+      const prefix = Buffer.alloc(8);
+      prefix.writeBigUInt64LE(BigInt(17 * 1024 * 1024));
+      await writeFile(file, Buffer.concat([prefix, Buffer.from("{}")]));
+      expect((await rejection(validateAddon(files, manifest, tinyBase, limits))).message).toBe(
+        "adapter_model.safetensors: header length 17825792 exceeds 16777216 bytes",
+      );
+      const many = Object.fromEntries(
+        Array.from({ length: 16_385 }, (_, i) => [
+          `t${i}`,
+          { dtype: "F32", shape: [1], data_offsets: [4 * i, 4 * i + 4] },
+        ]),
+      );
+      const header = Buffer.from(JSON.stringify(many));
+      prefix.writeBigUInt64LE(BigInt(header.length));
+      await writeFile(file, Buffer.concat([prefix, header, Buffer.alloc(4 * 16_385)]));
+      expect((await rejection(validateAddon(files, manifest, tinyBase, limits))).message).toBe(
+        "adapter_model.safetensors: holds more than 16384 tensors",
+      );
+    });
+
     it("NaN and infinite values", async () => {
       for (const [value, dtype] of [
         [NaN, "F32"],

@@ -4,7 +4,8 @@ import path from "node:path";
 import { readGgufFileInfo } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/errors.js";
-import { readGgufHeader } from "../../../src/models/formats/gguf-reader.js";
+import { memorySource, type ByteSource } from "../../../src/models/formats/byte-cursor.js";
+import { parseGgufHeader, readGgufHeader } from "../../../src/models/formats/gguf-reader.js";
 import { gguf, type GgufValue } from "../../../src/models/formats/gguf-types.js";
 import { writeGguf, type GgufTensorInput } from "../../../src/models/formats/gguf-writer.js";
 import { decodeF16 } from "../../../src/models/formats/half-float.js";
@@ -165,6 +166,50 @@ describe("GGUF reader rejections", () => {
     const b3 = Buffer.from(good);
     b3.writeBigUInt64LE(2n ** 62n, 24); // length of the first key
     await rejects(b3, /bytes long \(limit/);
+  });
+
+  it("streams the header: each byte read once, a window at a time, never the whole header", async () => {
+    const file = path.join(dir, "big-header.gguf");
+    const strings = Array.from({ length: 40_000 }, (_, i) => `token-${i}-${"x".repeat(i % 50)}`);
+    await writeGguf(file, { metadata: { ...metadata, "tokenizer.ggml.tokens": gguf.strings(strings) }, tensors });
+    const bytes = new Uint8Array(await readFile(file));
+    const reads: number[] = [];
+    const counting: ByteSource = {
+      read(position, length) {
+        reads.push(length);
+        return memorySource(bytes).read(position, length);
+      },
+    };
+    const header = parseGgufHeader(counting, bytes.length);
+    expect(header).toEqual(await readGgufHeader(file));
+    // Windows of 64 KiB, forward only: no byte is read twice, and no read holds the header.
+    expect(header.dataOffset).toBeGreaterThan(1024 * 1024);
+    expect(Math.max(...reads)).toBe(64 * 1024);
+    expect(reads.reduce((a, b) => a + b, 0)).toBeLessThan(header.dataOffset + 64 * 1024);
+    expect(header.metadata.get("tokenizer.ggml.tokens")).toMatchObject({
+      value: expect.arrayContaining([`token-39999-${"x".repeat(49)}`]),
+    });
+  });
+
+  it("stops at the per-field limits it is given, naming the field", async () => {
+    const file = path.join(dir, "limits.gguf");
+    await writeGguf(file, {
+      metadata: {
+        ...metadata,
+        "big.array": gguf.f32s(new Array(70_000).fill(0)),
+        "big.string": gguf.str("y".repeat(100_000)),
+      },
+      tensors,
+    });
+    const limits = { maxArrayLength: 65_536, maxStringBytes: 1024 * 1024, maxHeaderBytes: 1024 * 1024 };
+    await expect(readGgufHeader(file, limits)).rejects.toThrow(/length of big.array 70000 exceeds the limit of 65536/);
+    await expect(readGgufHeader(file, { ...limits, maxArrayLength: 100_000, maxStringBytes: 1000 })).rejects.toThrow(
+      /big.string is 100000 bytes long \(limit 1000\)/,
+    );
+    await expect(readGgufHeader(file, { maxHeaderBytes: 200_000 })).rejects.toThrow(
+      /header is larger than 200000 bytes/,
+    );
+    await expect(readGgufHeader(file, { maxTensors: 2 })).rejects.toThrow(/tensor count 3 exceeds the limit of 2/);
   });
 
   it("rejects an unknown value type", async () => {

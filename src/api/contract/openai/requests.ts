@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "../../../domain/sampling-limits.js";
 
 /**
  * The OpenAI requests Hearth accepts. They are converted to Hearth's own job payloads at
@@ -14,11 +15,20 @@ const unsupported = (what: string) =>
     .optional()
     .openapi({ description: NOT_SUPPORTED });
 
+const stopString = z
+  .string()
+  .max(MAX_STOP_CHARS, { message: `a stop string may have at most ${MAX_STOP_CHARS} characters` });
+
 const stop = z
-  .union([z.string(), z.array(z.string()).max(4, { message: "stop takes at most 4 sequences" })])
+  .union([
+    stopString,
+    z.array(stopString).max(MAX_STOP_SEQUENCES, { message: `stop takes at most ${MAX_STOP_SEQUENCES} sequences` }),
+  ])
   .nullish()
   .transform((v) => (v == null ? [] : typeof v === "string" ? [v] : v).filter((s) => s.length > 0))
-  .openapi({ description: "Up to 4 stop strings; the stop string is not part of the text. Default none." });
+  .openapi({
+    description: `Up to 4 stop strings of at most ${MAX_STOP_CHARS} characters; the stop string is not part of the text. Default none.`,
+  });
 
 const model = z
   .string({ message: "model is required: a name like accounts/hearth/models/hearth-tiny" })
@@ -40,8 +50,12 @@ const sampling = {
   seed: z
     .number()
     .int()
+    .min(0, { message: `seed must be between 0 and ${MAX_SEED}` })
+    .max(MAX_SEED, { message: `seed must be between 0 and ${MAX_SEED}` })
     .nullish()
-    .openapi({ description: "Makes sampling reproducible; choice i uses seed + i. Default random." }),
+    .openapi({
+      description: `Makes sampling reproducible; choice i uses seed + i (modulo 2^32). 0 to ${MAX_SEED}. Default random.`,
+    }),
   n: z.number().int().min(1).max(8).nullish().openapi({ description: "Choices per prompt. Default 1." }),
   stop,
   stream: z
@@ -80,7 +94,12 @@ const sampling = {
     .openapi({ description: 'Only `{"type": "text"}` is accepted.' }),
 };
 
-const maxTokens = z.number().int().min(1, { message: "max_tokens must be at least 1" }).nullish();
+const maxTokens = z
+  .number()
+  .int()
+  .min(1, { message: "max_tokens must be at least 1" })
+  .max(MAX_TOKENS, { message: `max_tokens may be at most ${MAX_TOKENS}` })
+  .nullish();
 
 const promptList = z.array(z.string(), { message: "prompt must be a string or an array of strings" }).min(1).max(64);
 

@@ -9,6 +9,10 @@ COPY src ./src
 COPY drizzle ./drizzle
 COPY scripts ./scripts
 COPY bin ./bin
+# Runs as the image's unprivileged `node` user: the code stays root's and read-only to it; only
+# /data (a named volume takes this directory's owner on first use) is its to write.
+RUN mkdir -p /data && chown node:node /data
+USER node
 VOLUME /data
 EXPOSE 8080
 CMD ["npm", "run", "start:api"]

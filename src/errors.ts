@@ -22,12 +22,19 @@ export type ErrorCode = keyof typeof errorCodes;
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly param: string | null;
+  /** What the operator's logs get besides the message (an internal URL, a server's answer); never sent to clients. */
+  readonly detail: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string | null; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { param?: string | null; cause?: unknown; detail?: string } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = "AppError";
     this.code = code;
     this.param = options.param ?? null;
+    this.detail = options.detail;
   }
 
   get status(): number {

@@ -43,6 +43,21 @@ describe("docker-compose.yml", () => {
       expect(Number(grace?.[1]) * 1000, service).toBeGreaterThan(ms);
     }
   });
+
+  it("has the image run as an unprivileged user that owns only the data volume", async () => {
+    // No Docker here to build it: the Dockerfile's own instructions are what is checked.
+    const lines = (await readFile(new URL("../Dockerfile", import.meta.url), "utf8"))
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith("#"));
+    const users = lines.filter((line) => /^USER\s/i.test(line));
+    expect(users).toEqual(["USER node"]);
+    const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
+    // Everything after USER runs unprivileged, CMD included; the volume is made the user's first.
+    expect(at(/^USER node$/)).toBeGreaterThan(at(/chown node:node \/data/));
+    expect(at(/^USER node$/)).toBeLessThan(at(/^CMD /));
+    expect(at(/chown node:node \/data/)).toBeLessThan(at(/^VOLUME \/data$/));
+  });
 });
 
 function withoutDraft4Ids(value: unknown): unknown {

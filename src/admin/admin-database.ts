@@ -22,6 +22,7 @@ export async function withAdminDatabase<T>(work: (db: Db) => Promise<T>): Promis
       adminKey: config.adminKey,
       dataDir: config.dataDir,
       log: (msg) => process.stderr.write(`${msg}\n`),
+      toTerminal: process.stderr.isTTY === true,
     });
     return await work(database.db);
   } finally {

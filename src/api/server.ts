@@ -4,7 +4,7 @@ import type { Config } from "../config.js";
 import { bootstrapDatabase } from "../auth/bootstrap.js";
 import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
-import type { Logger } from "../logger.js";
+import { scrub, type Logger } from "../logger.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
 import { SessionStore } from "../auth/sessions.js";
 import { ApiMetrics } from "../metrics/api-metrics.js";
@@ -60,13 +60,15 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     dataDir: config.dataDir,
     // The generated admin key is shown to the operator once, on purpose: not a log line (those mask keys).
     log: (message) => void process.stderr.write(`${message}\n`),
+    toTerminal: process.stderr.isTTY === true,
   });
   await registerOperatorModels(database.db, config, log);
 
   const redis = createRedis(config, "producer");
   const subscriber = createRedis(config, "subscriber");
   await waitForRedis(redis, 10_000).catch((err: Error) => {
-    throw new Error(`${err.message} at ${config.redisUrl}. Start Redis or set REDIS_URL.`);
+    // Through scrub: REDIS_URL may carry a password, and this message is printed.
+    throw new Error(`${err.message} at ${scrub(config.redisUrl)}. Start Redis or set REDIS_URL.`);
   });
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
   const queues = new ProducerQueues(redis, config.redisPrefix);

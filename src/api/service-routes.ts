@@ -14,14 +14,16 @@ import { mountRoute } from "./mount-route.js";
 export function serviceRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountRoute(app, healthRoute, (c) => c.json({ status: "ok" as const }, 200));
   mountRoute(app, readinessRoute, async (c) => {
+    // Unauthenticated: it says which dependency is down; why (hosts, users, drivers' words) goes to the log.
+    const down = (dependency: string) => (e: Error) => {
+      deps.log.warn("not ready", { dependency, error: e.message });
+      return "down" as const;
+    };
     const [database, workers] = await Promise.all([
-      pingDatabase(deps.db).then(
-        () => "ok",
-        (e: Error) => `down: ${e.message}`,
-      ),
+      pingDatabase(deps.db).then(() => "ok" as const, down("database")),
       liveWorkers(deps.redis, deps.config.redisPrefix).then(
-        (w) => ({ redis: "ok", workers: w.length }),
-        (e: Error) => ({ redis: `down: ${e.message}`, workers: 0 }),
+        (w) => ({ redis: "ok" as const, workers: w.length }),
+        (e: Error) => ({ redis: down("redis")(e), workers: 0 }),
       ),
     ]);
     const ready = database === "ok" && workers.redis === "ok" && workers.workers > 0;

@@ -14,6 +14,11 @@ export interface BootstrapOptions {
   adminKey?: string | undefined;
   dataDir: string;
   log?: (msg: string) => void;
+  /**
+   * Whether `log` reaches a person at a terminal. A generated key is printed only there; on
+   * any other output (a log collector, a file) only where it was written is.
+   */
+  toTerminal?: boolean;
 }
 
 export interface BootstrapResult {
@@ -30,7 +35,7 @@ export function adminKeyFilePath(dataDir: string): string {
  * Brings a migrated database to its starting state; idempotent. Always ensures the
  * built-in account exists. On first start (no other account) creates the `default`
  * account and an admin key: HEARTH_ADMIN_KEY when given, else a generated key. The key
- * is written to <dataDir>/admin-api-key (mode 0600); a generated one is also logged once. A transaction-scoped
+ * is written to <dataDir>/admin-api-key (mode 0600); a generated one is also printed once, to a terminal only. A transaction-scoped
  * advisory lock makes concurrent starts create one key between them.
  */
 export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
@@ -67,8 +72,10 @@ export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise
     }
     return {};
   }
-  if (opts.adminKey === undefined) {
+  if (opts.adminKey === undefined && opts.toTerminal) {
     log(`Admin API key (shown once; also written to ${keyFile}): ${outcome.key}`);
+  } else if (opts.adminKey === undefined) {
+    log(`Created an admin API key, written to ${keyFile} (not printed: this output is not a terminal).`);
   } else {
     log(
       `Created account "${DEFAULT_ACCOUNT_ID}" with the admin key from HEARTH_ADMIN_KEY (also written to ${keyFile}).`,

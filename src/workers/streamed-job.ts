@@ -74,8 +74,16 @@ export async function runStreamedJob<T>(
         : new AppError("internal", `The worker could not run the request: ${(cause as Error)?.message ?? cause}`, {
             cause,
           });
-    if (error.code === "internal") deps.log.error("job failed", { requestId, error: String(cause) });
-    emit({ type: "error", error: error.toJSON() });
+    if (error.code === "internal" || error.detail !== undefined) {
+      deps.log.error("job failed", {
+        requestId,
+        code: error.code,
+        error: error.message,
+        ...(error.detail !== undefined ? { detail: error.detail } : {}),
+        ...(cause instanceof Error && cause.stack ? { stack: cause.stack } : {}),
+      });
+    }
+    emit({ type: "error", error: forClient(error, requestId) });
     deps.events.emit("job-finished", { requestId, error } satisfies JobFinished);
     return undefined;
   } finally {
@@ -83,6 +91,20 @@ export async function runStreamedJob<T>(
     await reply.drained();
     await lease.release();
   }
+}
+
+/**
+ * What of a job's error reaches its client: the code, and Hearth's own words for what the
+ * client can act on. An internal failure's message (paths, storage keys, llama.cpp's text) and
+ * any detail stay in the worker's log, under the request ID the client also has.
+ */
+export function forClient(error: AppError, requestId: string): ReturnType<AppError["toJSON"]> {
+  if (error.code !== "internal") return error.toJSON();
+  return {
+    code: "internal",
+    message: `The worker failed to run this request; the operator's logs have what happened, under request ID ${requestId}.`,
+    param: null,
+  };
 }
 
 /** A `done` of work that was stopped: some choice did not finish, or an image job's images are not all there. */

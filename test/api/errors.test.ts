@@ -231,6 +231,8 @@ describe("errors when Redis goes away", () => {
     const r = await call(hearth, "/completions", { model: MODEL, prompt: "Hi", max_tokens: 4 });
     expectError(r, 503, "service_unavailable_error", null);
     expect(Date.now() - started).toBeLessThan(5_000);
+    const ready = await fetch(`${hearth.url}/readyz`);
+    expect(await ready.json()).toEqual({ status: "not ready", database: "ok", redis: "down", workers: 0 });
   });
 });
 
@@ -256,6 +258,8 @@ describe("errors when PostgreSQL goes away", () => {
     expectError(r, 503, "service_unavailable_error", null);
     const ready = await fetch(`${hearth.url}/readyz`);
     expect(ready.status).toBe(503);
+    // Which dependency is down, and nothing of why: no host, database name or driver message.
+    expect(await ready.json()).toEqual({ status: "not ready", database: "down", redis: "ok", workers: 0 });
   });
 
   it("serves again once the database is back, without a restart", async () => {

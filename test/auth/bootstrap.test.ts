@@ -35,7 +35,7 @@ describe.each(testDatabaseBackends)("bootstrapDatabase on %s", (kind) => {
   it("creates the built-in and default accounts and an admin key, written 0600 and logged once", async () => {
     const logs: string[] = [];
     const nested = path.join(dataDir, "nested", "dir");
-    const result = await bootstrapDatabase(t.db, { dataDir: nested, log: (m) => logs.push(m) });
+    const result = await bootstrapDatabase(t.db, { dataDir: nested, log: (m) => logs.push(m), toTerminal: true });
 
     expect(result.createdAdminKey).toMatch(/^hth_[A-Za-z0-9_-]{40}$/);
     const file = adminKeyFilePath(nested);
@@ -54,6 +54,16 @@ describe.each(testDatabaseBackends)("bootstrapDatabase on %s", (kind) => {
       accountId: "default",
       role: "admin",
     });
+  });
+
+  it("prints a generated key only to a terminal; elsewhere, only where it was written", async () => {
+    const logs: string[] = [];
+    const result = await bootstrapDatabase(t.db, { dataDir, log: (m) => logs.push(m), toTerminal: false });
+    expect(result.createdAdminKey).toMatch(/^hth_/);
+    expect(logs).toEqual([
+      `Created an admin API key, written to ${adminKeyFilePath(dataDir)} (not printed: this output is not a terminal).`,
+    ]);
+    await fs.rm(adminKeyFilePath(dataDir));
   });
 
   it("is idempotent", async () => {

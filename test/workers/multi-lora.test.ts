@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
+import type { AppError } from "../../src/errors.js";
 import { createLogger } from "../../src/logger.js";
 import { createBigramOracle } from "../helpers/bigram-oracle.js";
 import { demoTables } from "../../src/models/factory/demo-models.js";
@@ -214,14 +215,18 @@ describe("multi-LoRA serving with real llama.cpp", () => {
     expect(loaded.sort()).toEqual([keyA, keyB].sort());
   });
 
-  it("ends a request whose adapter file is missing with an error that says why", async () => {
+  it("ends a request whose adapter file is missing: the client gets a request ID, the worker's log says why", async () => {
     const missing = storageKeys.adapterArtifact("0".repeat(64));
     const finished = new Promise<JobFinished>((resolve) => main.worker.events.once("job-finished", resolve));
-    await expect(run(main, completion(missing))).rejects.toMatchObject({
-      code: "internal",
-      message: expect.stringContaining("is HEARTH_STORAGE_DIR shared"),
-    });
-    expect((await finished).error?.code).toBe("internal");
+    const failure = (await run(main, completion(missing)).catch((e: unknown) => e)) as AppError;
+    const { requestId, error } = await finished;
+    expect(failure).toMatchObject({ code: "internal" });
+    expect(failure.message).toBe(
+      `The worker failed to run this request; the operator's logs have what happened, under request ID ${requestId}.`,
+    );
+    // The storage key and the hint are the operator's to read, not the client's.
+    expect(error).toMatchObject({ code: "internal", message: expect.stringContaining("is HEARTH_STORAGE_DIR shared") });
+    expect(error!.message).toContain(missing);
     // The worker goes on serving.
     expect(await run(main, completion(keyA))).toBe(greedyText(PROMPT, TOKENS, { adapter: true }));
   });

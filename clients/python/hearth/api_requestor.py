@@ -226,6 +226,26 @@ def _open_stream(
     return response
 
 
+def _origin(url: str) -> Tuple[str, str, Optional[int]]:
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+class _KeySafeRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, but the API key goes only where it was sent: a redirect to another
+    origin (scheme, host or port), an https-to-http one included, loses the Authorization header."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        redirected = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if redirected is not None and _origin(req.full_url) != _origin(redirected.full_url):
+            redirected.remove_header("Authorization")
+        return redirected
+
+
+_opener = urllib.request.build_opener(_KeySafeRedirects)
+
+
 def _open(
     method: str,
     path: str,
@@ -256,8 +276,8 @@ def _open(
     timeout = resolve_timeout(options.request_timeout)
     try:
         if timeout is None:
-            return urllib.request.urlopen(prepared)  # type: ignore[no-any-return]
-        return urllib.request.urlopen(prepared, timeout=timeout)  # type: ignore[no-any-return]
+            return _opener.open(prepared)  # type: ignore[no-any-return]
+        return _opener.open(prepared, timeout=timeout)  # type: ignore[no-any-return]
     except urllib.error.HTTPError as e:
         raise _status_error(e) from None
     except urllib.error.URLError as e:

@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 import unittest
+import urllib.request
 from http.server import BaseHTTPRequestHandler
 
 import in_tree  # noqa: F401 - before hearth: the package beside these tests
@@ -14,7 +15,7 @@ import hearth
 import hearth.client
 from hearth import error
 
-from fake_server import FakeServerTest, chunk, error_body, send_json, start_stream, write, write_until_disconnected
+from fake_server import FakeServer, FakeServerTest, chunk, error_body, send_json, start_stream, write, write_until_disconnected
 
 MODEL = "accounts/me/models/my-lora"
 
@@ -243,3 +244,43 @@ class ResumeTest(FakeServerTest):
         chunks = hearth.client.Stream.resume("req-3", "4")
         self.assertEqual([c.choices[0].text for c in chunks], ["later"])
         self.assertEqual(self.server.requests[-1]["headers"]["last-event-id"], "4")
+
+
+class RedirectTest(FakeServerTest):
+    def redirect_to(self, location: str):  # type: ignore[no-untyped-def]
+        def handler(h: BaseHTTPRequestHandler) -> None:
+            h.send_response(307)
+            h.send_header("Location", location)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+
+        return handler
+
+    def test_the_key_follows_a_redirect_on_the_same_origin(self) -> None:
+        self.route("GET /v1/models", self.redirect_to(self.server.url + "/v1/models-moved"))
+        self.route("GET /v1/models-moved", lambda h: send_json(h, 200, {"object": "list", "data": []}))
+        hearth.client.Model.list()
+        self.assertEqual(self.server.requests[-1]["path"], "/v1/models-moved")
+        self.assertEqual(self.server.requests[-1]["headers"].get("authorization"), "Bearer hth_fake_key")
+
+    def test_the_key_does_not_follow_a_redirect_to_another_origin(self) -> None:
+        with FakeServer() as other:
+            other.routes["GET /v1/models"] = lambda h: send_json(h, 200, {"object": "list", "data": []})
+            self.route("GET /v1/models", self.redirect_to(other.url + "/v1/models"))
+            hearth.client.Model.list()
+            self.assertEqual(len(other.requests), 1)
+            self.assertNotIn("authorization", other.requests[0]["headers"])
+
+    def test_the_key_does_not_follow_a_downgrade_from_https_to_http(self) -> None:
+        from hearth import api_requestor
+
+        request = urllib.request.Request("https://hearth.example/v1/models", headers={"Authorization": "Bearer k"})
+        handler = api_requestor._KeySafeRedirects()
+        for target, kept in [
+            ("http://hearth.example/v1/models", False),
+            ("https://hearth.example:8443/v1/models", False),
+            ("https://HEARTH.example:443/v1/other", True),
+        ]:
+            with self.subTest(target=target):
+                redirected = handler.redirect_request(request, None, 302, "Found", {}, target)
+                self.assertEqual(redirected.has_header("Authorization"), kept)

@@ -10,8 +10,8 @@ export const healthSchema = z.object({ status: z.literal("ok") }).openapi("Healt
 export const readinessSchema = z
   .object({
     status: z.enum(["ready", "not ready"]),
-    database: z.string().openapi({ description: "`ok`, or `down: <why>`." }),
-    redis: z.string().openapi({ description: "`ok`, or `down: <why>`." }),
+    database: z.enum(["ok", "down"]).openapi({ description: "`ok` or `down` (why is in the API's log)." }),
+    redis: z.enum(["ok", "down"]).openapi({ description: "`ok` or `down` (why is in the API's log)." }),
     workers: z.number().int().openapi({ description: "Workers alive (reporting their heartbeat)." }),
   })
   .openapi("Readiness");

@@ -9,10 +9,18 @@ import type { Logger } from "../../logger.js";
 export function renderError(log: Logger) {
   return (err: Error, c: Context) => {
     const error = toAppError(err);
-    if (error.code === "internal") log.error("unhandled error", { path: c.req.path, error: err.stack ?? String(err) });
+    if (error.code === "internal" || error.detail !== undefined) {
+      log.error("unhandled error", {
+        path: c.req.path,
+        error: err.stack ?? String(err),
+        ...(error.detail !== undefined ? { detail: error.detail } : {}),
+      });
+    }
     // Everything that is a 503 passes (a worker, Redis, the database): a client may retry soon.
     if (error.status === 503) c.header("retry-after", "1");
-    return c.json(error.toBody(), error.status as ContentfulStatusCode);
+    // An internal failure's own words (paths, keys, a library's text) are for the logs only.
+    const shown = error.code === "internal" ? INTERNAL : error;
+    return c.json(shown.toBody(), error.status as ContentfulStatusCode);
   };
 }
 
@@ -32,8 +40,10 @@ export function toAppError(err: unknown): AppError {
   if (isDatabaseUnavailable(err)) {
     return new AppError("unavailable", "The database is unavailable; please retry shortly.", { cause: err });
   }
-  return new AppError("internal", "Something went wrong on our side; please retry.", { cause: err });
+  return new AppError("internal", INTERNAL.message, { cause: err });
 }
+
+const INTERNAL = new AppError("internal", "Something went wrong on our side; please retry.");
 
 export function renderNotFound(c: Context) {
   const error = new AppError("not_found", `No route for ${c.req.method} ${c.req.path}.`);

@@ -39,10 +39,9 @@ export class A1111Backend implements ImageBackend {
         // Best effort: a server that cannot take the interrupt either is already failing this request.
         await this.call("/sdapi/v1/interrupt", {}, AbortSignal.timeout(2_000)).catch(() => undefined);
         if (options.signal?.aborted) throw options.signal.reason ?? error;
-        throw new AppError(
-          "unavailable",
-          `The image server at ${this.options.url} did not answer within ${this.options.timeoutMs} ms.`,
-        );
+        throw new AppError("unavailable", `The image server did not answer within ${this.options.timeoutMs} ms.`, {
+          detail: `image server ${this.options.url}`,
+        });
       }
       throw error;
     } finally {
@@ -94,7 +93,9 @@ export class A1111Backend implements ImageBackend {
   private images(answer: unknown, request: ImageRequest): GeneratedImage[] {
     const { images, info } = (answer ?? {}) as { images?: unknown; info?: unknown };
     if (!Array.isArray(images) || images.length < request.samples || !images.every((i) => typeof i === "string")) {
-      throw new AppError("unavailable", `The image server at ${this.options.url} answered without the images.`);
+      throw new AppError("unavailable", "The image server answered without the images; please retry.", {
+        detail: `image server ${this.options.url}`,
+      });
     }
     let seeds: number[] = [];
     try {
@@ -138,16 +139,16 @@ export class A1111Backend implements ImageBackend {
       });
     } catch (cause) {
       if (signal.aborted) throw cause;
-      throw new AppError("unavailable", `The image server at ${this.options.url} is unreachable; please retry.`, {
+      throw new AppError("unavailable", "The image server is unreachable; please retry.", {
         cause,
+        detail: `image server ${this.options.url}: ${(cause as Error).message}`,
       });
     }
     if (!response.ok) {
       const text = (await response.text().catch(() => "")).slice(0, 200);
-      throw new AppError(
-        "unavailable",
-        `The image server at ${this.options.url} answered ${path.split("?")[0]} with HTTP ${response.status}${text ? `: ${text}` : ""}.`,
-      );
+      throw new AppError("unavailable", `The image server failed (HTTP ${response.status}); please retry.`, {
+        detail: `image server ${this.options.url} answered ${path.split("?")[0]} with HTTP ${response.status}${text ? `: ${text}` : ""}`,
+      });
     }
     return response.json();
   }

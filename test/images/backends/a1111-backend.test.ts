@@ -118,7 +118,9 @@ describe("the AUTOMATIC1111 backend", () => {
     server.failWith = 500;
     const failed = await backend.generate(request).catch((e: unknown) => e);
     expect((failed as AppError).status).toBe(503);
-    expect((failed as AppError).message).toMatch(/HTTP 500.*CUDA out of memory/);
+    // What the server said is the operator's (the logs), not the client's.
+    expect((failed as AppError).message).toBe("The image server failed (HTTP 500); please retry.");
+    expect((failed as AppError).detail).toMatch(/HTTP 500.*CUDA out of memory/);
 
     const down = new A1111Backend({ url: `http://127.0.0.1:${await freePort()}`, timeoutMs: 2_000 });
     const started = Date.now();

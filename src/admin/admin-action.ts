@@ -31,8 +31,3 @@ export function adminAction<A extends unknown[]>(
     await withAdminBackend({ server, database }, (admin) => run({ admin, out }, ...positionals));
   };
 }
-
-/** 2026-01-02T03:04:05.000Z → 2026-01-02T03:04:05Z; "-" for none. */
-export function adminTime(value: string | null): string {
-  return value === null ? "-" : value.replace(/\.\d{3}Z$/, "Z");
-}

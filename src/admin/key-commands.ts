@@ -1,9 +1,14 @@
 import type { Command } from "commander";
 import { examples } from "../cli/command-kit.js";
-import { usageError } from "../cli/exit-codes.js";
-import { table } from "../cli/output.js";
-import { API_KEY_ROLES, type ApiKeyRole } from "../domain/vocabulary.js";
-import { adminAction, adminTime } from "./admin-action.js";
+import { issuedKeyLines, keyTable, parseExpiry, parseScopes, revokedKeyLine } from "../cli/key-view.js";
+import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES } from "../domain/vocabulary.js";
+import { adminAction } from "./admin-action.js";
+
+interface CreateKeyOptions {
+  name?: string;
+  scopes?: string;
+  expires?: string;
+}
 
 /** create-key, list-keys and revoke-key. */
 export function registerKeyCommands(program: Command): void {
@@ -13,55 +18,42 @@ export function registerKeyCommands(program: Command): void {
       .description("Create an API key for an account; the key is printed once")
       .argument("<account-id>", "the account the key belongs to")
       .option("--name <name>", "what the key is for (default: default)")
-      .option("--role <role>", `${API_KEY_ROLES.join(" or ")} (default: member)`)
+      .option(
+        "--scopes <list>",
+        `comma-separated, of ${API_KEY_SCOPES.join(", ")} (default: ${DEFAULT_KEY_SCOPES.join(",")})`,
+      )
+      .option("--expires <when>", "a span (30d, 12h) or a time (2027-01-31T00:00:00Z); default: never")
       .action(
         adminAction(
-          async ({ admin, out }, accountId: string, options: { name?: string; role?: string }) => {
-            const { key, apiKey } = await admin.issueKey(accountId, {
+          async ({ admin, out }, accountId: string, options: CreateKeyOptions) => {
+            const issued = await admin.issueKey(accountId, {
               name: options.name,
-              role: options.role as ApiKeyRole | undefined,
+              ...(options.scopes !== undefined ? { scopes: parseScopes(options.scopes) } : {}),
+              ...(options.expires !== undefined ? { expireTime: parseExpiry(options.expires) } : {}),
             });
-            out.result({ key, ...apiKey }, () => [
-              `Created ${apiKey.role} key "${apiKey.name}" (prefix ${apiKey.prefix}) for account "${apiKey.accountId}".`,
-              "It is shown once; store it now:",
-              key,
-            ]);
+            out.result({ key: issued.key, ...issued.apiKey }, () => issuedKeyLines(issued));
           },
-          (_accountId: string, options: { role?: string }) => {
-            if (options.role !== undefined && !(API_KEY_ROLES as readonly string[]).includes(options.role)) {
-              throw usageError(`Invalid --role "${options.role}": use ${API_KEY_ROLES.join(" or ")}.`);
-            }
+          (_accountId: string, options: CreateKeyOptions) => {
+            if (options.scopes !== undefined) parseScopes(options.scopes);
+            if (options.expires !== undefined) parseExpiry(options.expires);
           },
         ),
       ),
-    ["npm run admin -- create-key acme --name ci", "npm run admin -- create-key acme --role admin --output json"],
+    [
+      "npm run admin -- create-key acme --name ci --scopes inference --expires 90d",
+      "npm run admin -- create-key acme --scopes inference,models,admin --output json",
+    ],
   );
 
   examples(
     program
       .command("list-keys")
-      .description("List API keys (prefix, account, role, use); never the keys themselves")
+      .description("List API keys (prefix, account, scopes, use, expiry); never the keys themselves")
       .argument("[account-id]", "only this account's keys")
       .action(
         adminAction(async ({ admin, out }, accountId: string | undefined) => {
           const keys = await admin.keys(accountId);
-          out.result(keys, () =>
-            keys.length === 0
-              ? "(none)"
-              : table(
-                  out,
-                  ["PREFIX", "ACCOUNT", "NAME", "ROLE", "CREATED", "LAST USED", "REVOKED"],
-                  keys.map((k) => [
-                    k.prefix,
-                    k.accountId,
-                    k.name,
-                    k.role,
-                    adminTime(k.createTime),
-                    adminTime(k.lastUseTime),
-                    adminTime(k.revokeTime),
-                  ]),
-                ),
-          );
+          out.result(keys, () => keyTable(out, keys));
         }),
       ),
     ["npm run admin -- list-keys", "npm run admin -- list-keys acme --output json"],
@@ -75,11 +67,7 @@ export function registerKeyCommands(program: Command): void {
       .action(
         adminAction(async ({ admin, out }, prefix: string) => {
           const key = await admin.revokeKey(prefix);
-          out.result(
-            key,
-            () =>
-              `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${adminTime(key.revokeTime)}.`,
-          );
+          out.result(key, () => revokedKeyLine(key));
         }),
       ),
     ["npm run admin -- revoke-key hth_AbCdEfGh"],

@@ -3,7 +3,7 @@ import type { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import type { SessionStore } from "../auth/sessions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import type { ApiKeyRole } from "../domain/vocabulary.js";
+import type { ApiKeyScope } from "../domain/vocabulary.js";
 import type { Logger } from "../logger.js";
 import type { ApiMetrics } from "../metrics/api-metrics.js";
 import type { InferenceClient } from "../queues/inference-client.js";
@@ -51,7 +51,8 @@ export interface Caller {
   keyId: string;
   /** The key's first characters, as listings show it (auth/api-keys.ts apiKeyPrefix). */
   keyPrefix: string;
-  role: ApiKeyRole;
+  /** What the key may do (domain/vocabulary.ts API_KEY_SCOPES). */
+  scopes: readonly ApiKeyScope[];
 }
 
 export interface AppEnv {

@@ -11,7 +11,6 @@ import { queueBoardRoutes } from "./admin/admin-pages.js";
 import { metricsRoutes } from "./admin/metrics-route.js";
 import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
-import { requireRole } from "./middleware/require-role.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
@@ -85,7 +84,6 @@ export function createApp(deps: AppDeps) {
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
   });
   app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions));
-  app.use("/v1/admin/*", requireRole("admin"));
   for (const mount of [
     completionsRoutes,
     chatCompletionsRoutes,

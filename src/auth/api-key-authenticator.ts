@@ -9,9 +9,9 @@ const MAX_CACHED_KEYS = 10_000;
  * API-key authentication for the API process: the database check of `authenticateApiKey`
  * (constant-time hash comparison, last-used bookkeeping), with its successes reused for
  * a short while. Entries are found by the key's SHA-256 (what the database stores), never
- * by the key itself. Unknown, wrong and revoked keys are not cached, so they are checked
- * every time. A key revoked elsewhere (the admin script) keeps working for at most the
- * TTL; code in this process that revokes a key calls `forget`.
+ * by the key itself. Unknown, wrong, revoked and expired keys are not cached, so they are
+ * checked every time. A key revoked through another process keeps working here for at most
+ * the TTL, as does a key past its expiry; code in this process that revokes a key calls `forget`.
  */
 export class ApiKeyAuthenticator {
   private readonly cache: TtlCache<string, AuthenticatedKey>;
@@ -27,15 +27,15 @@ export class ApiKeyAuthenticator {
     this.byId = new TtlCache({ ...timing, maxEntries: MAX_CACHED_KEYS });
   }
 
-  /** The key of a web session, if it is still valid (not revoked), with its current role. */
+  /** The key of a web session, if it is still valid (neither revoked nor expired), with its scopes. */
   async stillValid(keyId: string): Promise<AuthenticatedKey | null> {
     return this.byId.getOrLoad(keyId, async () => {
       const key = await findActiveApiKey(this.db, keyId);
-      return key && { accountId: key.accountId, keyId: key.id, role: key.role, prefix: key.prefix };
+      return key && { accountId: key.accountId, keyId: key.id, scopes: key.scopes, prefix: key.prefix };
     });
   }
 
-  /** The key's account and role, or null for an unknown, wrong, revoked or malformed key. */
+  /** The key's account and scopes, or null for an unknown, wrong, revoked, expired or malformed key. */
   async authenticate(presentedKey: string): Promise<AuthenticatedKey | null> {
     if (!isPresentableApiKey(presentedKey)) return null;
     return this.cache.getOrLoad(hashApiKey(presentedKey), () => authenticateApiKey(this.db, presentedKey));

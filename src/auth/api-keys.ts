@@ -2,7 +2,8 @@ import crypto from "node:crypto";
 import type { Db } from "../db/client.js";
 import { getAccount } from "../db/queries/accounts.js";
 import { findApiKeyByPrefix, insertApiKey, touchApiKeyLastUsed, type ApiKeySummary } from "../db/queries/api-keys.js";
-import type { ApiKeyRole } from "../db/schema/api-keys.js";
+import type { ApiKeyScope } from "../db/schema/api-keys.js";
+import { BUILTIN_ACCOUNT_ID } from "../domain/model-name.js";
 import { AppError } from "../errors.js";
 
 /**
@@ -30,7 +31,7 @@ export interface GeneratedApiKey {
 export interface AuthenticatedKey {
   accountId: string;
   keyId: string;
-  role: ApiKeyRole;
+  scopes: readonly ApiKeyScope[];
   prefix: string;
 }
 
@@ -55,7 +56,7 @@ export function isPresentableApiKey(key: string): boolean {
 }
 
 /**
- * The key's account and role, or null for an unknown, wrong, revoked or malformed key.
+ * The key's account and scopes, or null for an unknown, wrong, revoked, expired or malformed key.
  * The hash comparison takes constant time.
  */
 export async function authenticateApiKey(db: Db, presentedKey: string): Promise<AuthenticatedKey | null> {
@@ -67,17 +68,20 @@ export async function authenticateApiKey(db: Db, presentedKey: string): Promise<
   const storedHash = row ? Buffer.from(row.hash, "hex") : Buffer.alloc(presentedHash.length);
   const matches = storedHash.length === presentedHash.length && crypto.timingSafeEqual(storedHash, presentedHash);
   if (!row || !matches || row.revokedAt !== null) return null;
+  if (row.expiresAt !== null && row.expiresAt.getTime() <= Date.now()) return null;
   const lastUsed = row.lastUsedAt?.getTime() ?? 0;
   if (Date.now() - lastUsed >= TOUCH_INTERVAL_SECONDS * 1000) {
     await touchApiKeyLastUsed(db, row.id, TOUCH_INTERVAL_SECONDS);
   }
-  return { accountId: row.accountId, keyId: row.id, role: row.role, prefix: row.prefix };
+  return { accountId: row.accountId, keyId: row.id, scopes: row.scopes, prefix: row.prefix };
 }
 
 export interface IssueApiKeyInput {
   accountId: string;
   name: string;
-  role: ApiKeyRole;
+  scopes: readonly ApiKeyScope[];
+  /** When the key stops working; never when absent. */
+  expiresAt?: Date;
   /** A key chosen by the operator (HEARTH_ADMIN_KEY); generated when absent. */
   key?: string;
 }
@@ -95,6 +99,18 @@ export async function issueApiKey(db: Db, input: IssueApiKeyInput): Promise<{ ke
       { param: "key" },
     );
   }
+  if (input.accountId === BUILTIN_ACCOUNT_ID) {
+    // Its models are the operator's base models: a key of its own could change them.
+    throw new AppError("invalid_request", `No API key can be made for the built-in account "${BUILTIN_ACCOUNT_ID}".`, {
+      param: "account_id",
+    });
+  }
+  if (input.scopes.length === 0) {
+    throw new AppError("invalid_request", "A key needs at least one scope.", { param: "scopes" });
+  }
+  if (input.expiresAt !== undefined && input.expiresAt.getTime() <= Date.now()) {
+    throw new AppError("invalid_request", "A key's expiry must be in the future.", { param: "expireTime" });
+  }
   if (!(await getAccount(db, input.accountId))) {
     throw new AppError("not_found", `Account "${input.accountId}" does not exist.`, { param: "account_id" });
   }
@@ -107,7 +123,8 @@ export async function issueApiKey(db: Db, input: IssueApiKeyInput): Promise<{ ke
     const apiKey = await insertApiKey(db, {
       accountId: input.accountId,
       name: input.name,
-      role: input.role,
+      scopes: [...new Set(input.scopes)],
+      expiresAt: input.expiresAt ?? null,
       prefix: generated.prefix,
       hash: generated.hash,
     });

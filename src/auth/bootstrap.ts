@@ -5,6 +5,7 @@ import type { Db } from "../db/client.js";
 import { createAccount, ensureAccount, hasAccountsOtherThan } from "../db/queries/accounts.js";
 import { apiKeyHashExists } from "../db/queries/api-keys.js";
 import { BUILTIN_ACCOUNT_ID, DEFAULT_ACCOUNT_ID } from "../db/schema/accounts.js";
+import { API_KEY_SCOPES } from "../domain/vocabulary.js";
 import { hashApiKey, issueApiKey } from "./api-keys.js";
 
 export const ADMIN_KEY_FILE_NAME = "admin-api-key";
@@ -55,7 +56,7 @@ export async function bootstrapDatabase(db: Db, opts: BootstrapOptions): Promise
     const issued = await issueApiKey(tx, {
       accountId: DEFAULT_ACCOUNT_ID,
       name: "admin",
-      role: "admin",
+      scopes: API_KEY_SCOPES,
       key: opts.adminKey,
     });
     // Written before commit: if the file cannot be written, nothing is created.

@@ -4,7 +4,7 @@ import type { AuthenticatedKey } from "./api-keys.js";
 
 /**
  * The web pages' sessions, in Redis, so any API process serves them. A session is made by
- * signing in with an API key and holds who signed in (the key's ID, account and role, never
+ * signing in with an API key and holds who signed in (the key's ID, account and scopes, never
  * the key) and the token its pages send back with every JSON request (CSRF). The cookie holds
  * a random token; Redis holds its SHA-256 only, so a copy of Redis signs nobody in. A session
  * lasts `ttlMs` from its last use; signing out deletes it.
@@ -28,7 +28,7 @@ export class SessionStore {
     const session: Session = {
       accountId: key.accountId,
       keyId: key.keyId,
-      role: key.role,
+      scopes: key.scopes,
       prefix: key.prefix,
       csrf: crypto.randomBytes(24).toString("base64url"),
       createdAt: new Date().toISOString(),

@@ -9,6 +9,7 @@ export interface Verbs {
   get: Command;
   update: Command;
   delete: Command;
+  revoke: Command;
 }
 
 /**

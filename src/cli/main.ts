@@ -4,6 +4,7 @@ import { HearthApiError, HearthConnectionError } from "./api-client.js";
 import type { Verbs } from "./command-kit.js";
 import { registerAuthCommands } from "./commands/auth.js";
 import { registerDeploymentCommands } from "./commands/deployments.js";
+import { registerKeyCommands } from "./commands/keys.js";
 import { registerModelCommands } from "./commands/models.js";
 import { registerUpgradeCommand } from "./commands/upgrade.js";
 import { registerVersionCommand } from "./commands/version.js";
@@ -52,15 +53,17 @@ export function buildProgram(): Command {
   const verb = (name: string, description: string) => program.command(name).description(description);
   const verbs: Verbs = {
     program,
-    list: verb("list", "List accounts or models"),
-    create: verb("create", "Create a model from a local folder"),
+    list: verb("list", "List accounts, models or API keys"),
+    create: verb("create", "Create a model from a local folder, or an API key"),
     get: verb("get", "Show a model"),
     update: verb("update", "Change a model's display name or description"),
     delete: verb("delete", "Delete a model"),
+    revoke: verb("revoke", "Revoke an API key"),
   };
   registerAuthCommands(verbs);
   registerModelCommands(verbs);
   registerDeploymentCommands(verbs);
+  registerKeyCommands(verbs);
   registerVersionCommand(verbs);
   registerUpgradeCommand(verbs);
   return program;

@@ -27,5 +27,13 @@ export type AdapterFormat = (typeof ADAPTER_FORMATS)[number];
 export const DEPLOYMENT_STATES = ["DEPLOYING", "DEPLOYED", "UNDEPLOYING", "FAILED"] as const;
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 
-export const API_KEY_ROLES = ["admin", "member"] as const;
-export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
+/**
+ * What a key may do (docs/security.md). `inference`: generate (completions, chat, embeddings,
+ * images, resuming streams); `models`: create, upload, validate, deploy, undeploy, change and
+ * delete its account's models; `admin`: the operators' endpoints, pages and metrics. Every key
+ * may read its account and the models it can see.
+ */
+export const API_KEY_SCOPES = ["inference", "models", "admin"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+/** A new key's scopes when its creator names none: everything but admin. */
+export const DEFAULT_KEY_SCOPES: readonly ApiKeyScope[] = ["inference", "models"];

@@ -72,35 +72,69 @@ describe("npm run admin through the server's admin endpoints", () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('Account "acme" already exists.');
 
-    const key = await admin(env, "create-key", "acme", "--name", "ci", "--role", "admin", "--output", "json");
+    const key = await admin(
+      env,
+      "create-key",
+      "acme",
+      "--name",
+      "ci",
+      "--scopes",
+      "inference,models,admin",
+      "--output",
+      "json",
+    );
     expect(key.code, key.stderr).toBe(0);
-    const issued = JSON.parse(key.stdout) as { key: string; prefix: string; role: string; accountId: string };
-    expect(issued).toMatchObject({ role: "admin", accountId: "acme" });
+    const issued = JSON.parse(key.stdout) as { key: string; prefix: string; scopes: string[]; accountId: string };
+    expect(issued).toMatchObject({ scopes: ["inference", "models", "admin"], accountId: "acme" });
     expect(issued.key).toMatch(/^hth_[A-Za-z0-9_-]{40}$/);
 
     const textKey = await admin(env, "create-key", "acme");
     expect(textKey.code, textKey.stderr).toBe(0);
     const printedKey = textKey.stdout.trim().split("\n").at(-1)!;
     expect(printedKey).toMatch(/^hth_/);
-    expect(textKey.stdout).toContain("member key");
+    expect(textKey.stdout).toContain("scopes inference, models)");
+
+    // Scopes and an expiry, as the CLI takes them.
+    const scoped = await admin(
+      env,
+      "create-key",
+      "acme",
+      "--scopes",
+      "inference",
+      "--expires",
+      "30d",
+      "--output",
+      "json",
+    );
+    expect(scoped.code, scoped.stderr).toBe(0);
+    const expiry = Date.parse((JSON.parse(scoped.stdout) as { expireTime: string }).expireTime);
+    expect(Math.abs(expiry - (Date.now() + 30 * 86_400_000))).toBeLessThan(120_000);
 
     const listed = await admin(env, "list-keys", "acme", "--output", "json");
     const keys = JSON.parse(listed.stdout) as Record<string, unknown>[];
-    expect(keys.map((k) => k.prefix)).toEqual([issued.prefix, printedKey.slice(0, 12)]);
+    expect(keys.map((k) => k.prefix).slice(0, 2)).toEqual([issued.prefix, printedKey.slice(0, 12)]);
+    expect(keys.map((k) => k.scopes)).toEqual([
+      ["inference", "models", "admin"],
+      ["inference", "models"],
+      ["inference"],
+    ]);
     for (const k of keys)
       expect(Object.keys(k).sort()).toEqual([
         "accountId",
         "createTime",
+        "expireTime",
         "lastUseTime",
         "name",
         "prefix",
         "revokeTime",
-        "role",
+        "scopes",
       ]);
     expect(listed.stdout).not.toContain(issued.key);
 
     const table = await admin(env, "list-keys");
-    expect(table.stdout.split("\n")[0]).toMatch(/^PREFIX\s+ACCOUNT\s+NAME\s+ROLE\s+CREATED\s+LAST USED\s+REVOKED$/);
+    expect(table.stdout.split("\n")[0]).toMatch(
+      /^PREFIX\s+ACCOUNT\s+NAME\s+SCOPES\s+CREATED\s+LAST USED\s+EXPIRES\s+REVOKED$/,
+    );
     expect(table.stdout).toContain(issued.prefix);
 
     const accounts = await admin(env, "list-accounts", "--output", "json");
@@ -123,6 +157,9 @@ describe("npm run admin through the server's admin endpoints", () => {
     const noAccount = await admin(env, "create-key", "nobody");
     expect(noAccount.code).toBe(1);
     expect(noAccount.stderr).toContain('Account "nobody" does not exist.');
+    const builtin = await admin(env, "create-key", "hearth", "--scopes", "models");
+    expect(builtin.code).toBe(1);
+    expect(builtin.stderr).toContain('No API key can be made for the built-in account "hearth".');
   });
 
   it("takes the admin key from the data directory, and refuses a member key or none, with what to do", async () => {
@@ -137,7 +174,9 @@ describe("npm run admin through the server's admin endpoints", () => {
     const member = await createTestAccount(hearth, "plain");
     const refused = await admin({ ...env, HEARTH_API_KEY: member.apiKey }, "list-accounts");
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("This needs an admin key; this key's role is member.");
+    expect(refused.stderr).toContain(
+      "This needs a key with the admin scope; this key has inference, models. An admin can issue one (docs/security.md).",
+    );
     expect(refused.stderr).toContain("--database");
     const none = await admin({ HEARTH_BASE_URL: hearth.url, HEARTH_DATA_DIR: dataDir }, "list-accounts");
     expect(none.code).toBe(1);
@@ -155,7 +194,9 @@ describe("npm run admin through the server's admin endpoints", () => {
       [["create-account"], /Missing required argument .id./],
       [["create-account", "Bad_ID"], /Invalid account ID "Bad_ID"/],
       [["create-account", "ok", "--max-deployed", "many"], /Invalid --max-deployed "many"/],
-      [["create-key", "acme", "--role", "root"], /Invalid --role "root"/],
+      [["create-key", "acme", "--scopes", "root"], /Invalid --scopes "root"/],
+      [["create-key", "acme", "--expires", "soon"], /Invalid --expires "soon"/],
+      [["create-key", "acme", "--expires", "2001-01-01T00:00:00Z"], /not in the future/],
       [["list-accounts", "--output", "yaml"], /argument 'yaml' is invalid/],
       [["list-accounts", "--bogus"], /Unknown option '--bogus'/],
     ];
@@ -193,8 +234,20 @@ describe("npm run admin --database (bootstrap and recovery)", () => {
     // to stderr, which is not a terminal here.
     expect(created.stderr).toMatch(/Created an admin API key, written to .*admin-api-key \(not printed/);
     expect(created.stderr).not.toContain("hth_");
-    const key = await admin(env, "--database", "create-key", "acme", "--role", "admin", "--output", "json");
-    expect(JSON.parse(key.stdout)).toMatchObject({ key: expect.stringMatching(/^hth_/), role: "admin" });
+    const key = await admin(
+      env,
+      "--database",
+      "create-key",
+      "acme",
+      "--scopes",
+      "inference,models,admin",
+      "--output",
+      "json",
+    );
+    expect(JSON.parse(key.stdout)).toMatchObject({
+      key: expect.stringMatching(/^hth_/),
+      scopes: ["inference", "models", "admin"],
+    });
     const listed = await admin(env, "--database", "list-keys", "acme");
     expect(listed.stdout).toContain("admin");
   });

@@ -32,14 +32,14 @@ describe("ApiKeyAuthenticator", () => {
     await truncateAllTables(t.db);
     await createAccount(t.db, { id: "acme", displayName: "Acme" });
   });
-  const issue = () => issueApiKey(t.db, { accountId: "acme", name: "ci", role: "member" });
+  const issue = () => issueApiKey(t.db, { accountId: "acme", name: "ci", scopes: ["inference", "models"] });
 
   it("answers a repeated key from memory, without the database", async () => {
     const { key, apiKey } = await issue();
     const { db, counter } = countingDb(t.db);
     const keys = new ApiKeyAuthenticator(db, { ttlMs: 5_000, now: clock });
     const first = await keys.authenticate(key);
-    expect(first).toMatchObject({ accountId: "acme", keyId: apiKey.id, role: "member" });
+    expect(first).toMatchObject({ accountId: "acme", keyId: apiKey.id, scopes: ["inference", "models"] });
     const reads = counter.selects;
     expect(reads).toBeGreaterThan(0);
     for (let i = 0; i < 5; i++) expect(await keys.authenticate(key)).toEqual(first);
@@ -75,8 +75,8 @@ describe("ApiKeyAuthenticator", () => {
     const keys = new ApiKeyAuthenticator(t.db, { ttlMs: 5_000, now: clock });
     const key = "hth_chosen_by_the_operator_0123456789";
     expect(await keys.authenticate(key)).toBeNull();
-    await issueApiKey(t.db, { accountId: "acme", name: "later", role: "admin", key });
-    expect(await keys.authenticate(key)).toMatchObject({ accountId: "acme", role: "admin" });
+    await issueApiKey(t.db, { accountId: "acme", name: "later", scopes: ["inference", "models", "admin"], key });
+    expect(await keys.authenticate(key)).toMatchObject({ accountId: "acme", scopes: ["inference", "models", "admin"] });
     expect(await keys.authenticate(`${key.slice(0, -1)}X`)).toBeNull();
     expect(await keys.authenticate("short")).toBeNull();
   });

@@ -49,10 +49,10 @@ describe.each(testDatabaseBackends)("bootstrapDatabase on %s", (kind) => {
     ]);
     const keys = await listApiKeys(t.db);
     expect(keys).toHaveLength(1);
-    expect(keys[0]).toMatchObject({ accountId: "default", role: "admin" });
+    expect(keys[0]).toMatchObject({ accountId: "default", scopes: ["inference", "models", "admin"] });
     expect(await authenticateApiKey(t.db, result.createdAdminKey!)).toMatchObject({
       accountId: "default",
-      role: "admin",
+      scopes: ["inference", "models", "admin"],
     });
   });
 
@@ -95,7 +95,10 @@ describe.each(testDatabaseBackends)("bootstrapDatabase on %s", (kind) => {
     // The operator's key is not logged, but it is written where a generated one would be.
     expect((await fs.readFile(adminKeyFilePath(dataDir), "utf8")).trim()).toBe(adminKey);
     expect((await fs.stat(adminKeyFilePath(dataDir))).mode & 0o777).toBe(0o600);
-    expect(await authenticateApiKey(t.db, adminKey)).toMatchObject({ accountId: "default", role: "admin" });
+    expect(await authenticateApiKey(t.db, adminKey)).toMatchObject({
+      accountId: "default",
+      scopes: ["inference", "models", "admin"],
+    });
     // A second start with the same key creates nothing and says nothing.
     expect(await bootstrapDatabase(t.db, { dataDir, adminKey, log: (m) => logs.push(m) })).toEqual({});
     expect(logs).toHaveLength(1);

@@ -54,7 +54,7 @@ describe("hearth, for people (--output text)", () => {
   it("signs in with the key on stdin and stores it in auth.ini (mode 0600)", async () => {
     const run = await hearthCli(["signin", "--server", `${hearth.url}/v1`], `${hearth.apiKey}\n`);
     expect(run.stdout).toContain(
-      `Signed in to ${hearth.url} as account default with key ${hearth.apiKey.slice(0, 12)}… (admin).`,
+      `Signed in to ${hearth.url} as account default with key ${hearth.apiKey.slice(0, 12)}… (inference, models, admin).`,
     );
     expect(run.stdout).toMatch(/^ID\s+DISPLAY NAME\s+ENTERPRISE\s+MAX DEPLOYED\s+CREATED$/m);
     expect(run.stdout).toMatch(/^default\s+/m);
@@ -70,7 +70,9 @@ describe("hearth, for people (--output text)", () => {
   it("says who the key is and lists its accounts", async () => {
     const who = await hearthCli(["whoami"]);
     expect(who.stdout).toMatch(/^Account:\s+default \(/m);
-    expect(who.stdout).toMatch(new RegExp(`^Key:\\s+${hearth.apiKey.slice(0, 12)}… \\(admin`, "m"));
+    expect(who.stdout).toMatch(
+      new RegExp(`^Key:\\s+${hearth.apiKey.slice(0, 12)}… \\(scopes inference, models, admin`, "m"),
+    );
     expect(who.stdout).toMatch(new RegExp(`^Server:\\s+${hearth.url}$`, "m"));
     expect((await hearthCli(["list", "accounts"])).stdout).toMatch(/^default\s+\S/m);
     expect((await hearthCli(["list", "accounts", "--quiet"])).stdout).toBe("default\n");
@@ -146,7 +148,7 @@ describe("hearth, for scripts (--output json)", () => {
       profile: "scripts",
       accountId: "default",
       keyPrefix: hearth.apiKey.slice(0, 12),
-      role: "admin",
+      scopes: ["inference", "models", "admin"],
     });
     expect(signin.accounts.map((a: { accountId: string }) => a.accountId)).toEqual(["default"]);
     const profiles = parseIni(await readFile(path.join(config.dir, "auth.ini"), "utf8"));

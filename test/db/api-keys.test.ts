@@ -42,24 +42,33 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
   });
 
   it("authenticates the right key and records its use", async () => {
-    const { key, apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "member" });
+    const { key, apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", scopes: ["inference", "models"] });
     expect(apiKey).not.toHaveProperty("hash");
     expect(apiKey.lastUsedAt).toBeNull();
     const auth = await authenticateApiKey(t.db, key);
-    expect(auth).toEqual({ accountId: "acme", keyId: apiKey.id, role: "member", prefix: apiKeyPrefix(key) });
+    expect(auth).toEqual({
+      accountId: "acme",
+      keyId: apiKey.id,
+      scopes: ["inference", "models"],
+      prefix: apiKeyPrefix(key),
+    });
     const [listed] = await listApiKeys(t.db, "acme");
     expect(listed!.lastUsedAt).toBeInstanceOf(Date);
   });
 
   it("writes last_used_at at most once a minute", async () => {
-    const { apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "member" });
+    const { apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", scopes: ["inference", "models"] });
     expect(await touchApiKeyLastUsed(t.db, apiKey.id)).toBe(true);
     expect(await touchApiKeyLastUsed(t.db, apiKey.id)).toBe(false);
     expect(await touchApiKeyLastUsed(t.db, apiKey.id, 0)).toBe(true);
   });
 
   it("rejects a wrong key that shares the prefix, an unknown key and a revoked key", async () => {
-    const { key, apiKey } = await issueApiKey(t.db, { accountId: "acme", name: "ci", role: "admin" });
+    const { key, apiKey } = await issueApiKey(t.db, {
+      accountId: "acme",
+      name: "ci",
+      scopes: ["inference", "models", "admin"],
+    });
     const lastChar = key.at(-1) === "A" ? "B" : "A";
     expect(await authenticateApiKey(t.db, key.slice(0, -1) + lastChar)).toBeNull();
     expect(await authenticateApiKey(t.db, generateApiKey().key)).toBeNull();
@@ -95,33 +104,40 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
     const { key } = await issueApiKey(t.db, {
       accountId: "acme",
       name: "env",
-      role: "admin",
+      scopes: ["inference", "models", "admin"],
       key: "my-own-admin-key-of-some-length",
     });
     expect(await authenticateApiKey(t.db, key)).toMatchObject({
       accountId: "acme",
-      role: "admin",
+      scopes: ["inference", "models", "admin"],
       prefix: "my-own-admin",
     });
     expect(await apiKeyHashExists(t.db, hashApiKey(key))).toBe(true);
     await expect(
-      issueApiKey(t.db, { accountId: "acme", name: "dup", role: "admin", key: "my-own-admin-key-but-another" }),
+      issueApiKey(t.db, {
+        accountId: "acme",
+        name: "dup",
+        scopes: ["inference", "models", "admin"],
+        key: "my-own-admin-key-but-another",
+      }),
     ).rejects.toMatchObject({ code: "conflict" });
     await expect(
-      issueApiKey(t.db, { accountId: "acme", name: "bad", role: "admin", key: "too short" }),
+      issueApiKey(t.db, { accountId: "acme", name: "bad", scopes: ["inference", "models", "admin"], key: "too short" }),
     ).rejects.toBeInstanceOf(AppError);
   });
 
   it("refuses keys for a missing account", async () => {
-    await expect(issueApiKey(t.db, { accountId: "nobody", name: "x", role: "member" })).rejects.toMatchObject({
+    await expect(
+      issueApiKey(t.db, { accountId: "nobody", name: "x", scopes: ["inference", "models"] }),
+    ).rejects.toMatchObject({
       code: "not_found",
     });
   });
 
   it("lists keys per account without hashes, and revokes only within an account when asked", async () => {
-    const a = await issueApiKey(t.db, { accountId: "acme", name: "one", role: "member" });
-    await issueApiKey(t.db, { accountId: "acme", name: "two", role: "admin" });
-    const o = await issueApiKey(t.db, { accountId: "other", name: "three", role: "member" });
+    const a = await issueApiKey(t.db, { accountId: "acme", name: "one", scopes: ["inference", "models"] });
+    await issueApiKey(t.db, { accountId: "acme", name: "two", scopes: ["inference", "models", "admin"] });
+    const o = await issueApiKey(t.db, { accountId: "other", name: "three", scopes: ["inference", "models"] });
     expect((await listApiKeys(t.db, "acme")).map((k) => k.name).sort()).toEqual(["one", "two"]);
     expect(await listApiKeys(t.db)).toHaveLength(3);
     for (const k of await listApiKeys(t.db)) expect(k).not.toHaveProperty("hash");
@@ -135,10 +151,14 @@ describe.each(testDatabaseBackends)("API keys on %s", (kind) => {
 
   it("stores only the hash, and a duplicate prefix is refused", async () => {
     const { key, prefix, hash } = generateApiKey();
-    expect(await insertApiKey(t.db, { accountId: "acme", name: "x", role: "member", prefix, hash })).not.toBeNull();
+    expect(
+      await insertApiKey(t.db, { accountId: "acme", name: "x", scopes: ["inference", "models"], prefix, hash }),
+    ).not.toBeNull();
     const row = await findApiKeyByPrefix(t.db, prefix);
     expect(row!.hash).toBe(hash);
     expect(JSON.stringify(row)).not.toContain(key);
-    expect(await insertApiKey(t.db, { accountId: "other", name: "y", role: "member", prefix, hash })).toBeNull();
+    expect(
+      await insertApiKey(t.db, { accountId: "other", name: "y", scopes: ["inference", "models"], prefix, hash }),
+    ).toBeNull();
   });
 });

@@ -2,6 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
 import { issueApiKey } from "../../src/auth/api-keys.js";
+import type { ApiKeyScope } from "../../src/domain/vocabulary.js";
 import { createAccount } from "../../src/db/queries/accounts.js";
 import type { TestHearth } from "./hearth.js";
 
@@ -103,15 +104,16 @@ export function management(hearth: TestHearth, accountId: string, apiKey: string
   return self;
 }
 
-/** A new account with a user key, in the test Hearth's database. */
+/** A new account with a key (inference and models unless told), in the test Hearth's database. */
 export async function createTestAccount(
   hearth: TestHearth,
   accountId: string,
-  options: { enterprise?: boolean; maxDeployedModels?: number } = {},
+  options: { enterprise?: boolean; maxDeployedModels?: number; scopes?: ApiKeyScope[] } = {},
 ): Promise<Management> {
   const db = hearth.api.database.db;
-  await createAccount(db, { id: accountId, displayName: accountId, ...options });
-  const { key } = await issueApiKey(db, { accountId, name: "test", role: "member" });
+  const { scopes = ["inference", "models"], ...account } = options;
+  await createAccount(db, { id: accountId, displayName: accountId, ...account });
+  const { key } = await issueApiKey(db, { accountId, name: "test", scopes });
   return management(hearth, accountId, key);
 }
 

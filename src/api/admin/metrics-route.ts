@@ -23,7 +23,8 @@ export function metricsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     if (!(config.metricsToken && sameToken(token, config.metricsToken))) {
       const key = await deps.apiKeys.authenticate(token);
       if (!key) throw new AppError("unauthorized", "Invalid metrics token or API key.");
-      if (key.role !== "admin") throw new AppError("forbidden", "Metrics need the metrics token or an admin key.");
+      if (!key.scopes.includes("admin"))
+        throw new AppError("forbidden", "Metrics need the metrics token or a key with the admin scope.");
     }
     for (const queue of await hearthQueues(deps.db, deps.queues)) {
       const counts = await queue.getJobCounts("waiting", "prioritized", "active", "delayed", "failed");

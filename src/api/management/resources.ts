@@ -64,7 +64,7 @@ export function whoAmIResource(caller: Caller, account: Account): WhoAmI {
     accountId: caller.accountId,
     keyId: caller.keyId,
     keyPrefix: caller.keyPrefix,
-    role: caller.role,
+    scopes: [...caller.scopes],
     account: accountResource(account),
   };
 }

@@ -36,9 +36,12 @@ export function requireApiKey(apiKeys: ApiKeyAuthenticator, sessions: SessionSto
       }
       key = await apiKeys.stillValid(session.keyId);
       if (!key)
-        throw new AppError("unauthorized", "The API key this session signed in with was revoked: sign in again.");
+        throw new AppError(
+          "unauthorized",
+          "The API key this session signed in with was revoked or has expired: sign in again.",
+        );
     }
-    c.set("caller", { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, role: key.role });
+    c.set("caller", { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, scopes: key.scopes });
     await next();
   });
 }

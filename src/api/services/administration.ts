@@ -3,10 +3,11 @@ import type { Db } from "../../db/client.js";
 import { createAccount, getAccount, listAccounts } from "../../db/queries/accounts.js";
 import { listApiKeys, revokeApiKey, type ApiKeySummary } from "../../db/queries/api-keys.js";
 import type { Account } from "../../db/schema/accounts.js";
+import { DEFAULT_KEY_SCOPES } from "../../domain/vocabulary.js";
 import { AppError } from "../../errors.js";
 import type { ApiKeyResource, CreateAccountRequest, IssueApiKeyRequest } from "../contract/admin/resources.js";
 
-/** Accounts and API keys, for the operators' endpoints (routes behind requireRole("admin")). */
+/** Accounts and API keys, for the operators' endpoints (routes that need the admin scope). */
 export class Administration {
   constructor(
     private readonly db: Db,
@@ -35,7 +36,8 @@ export class Administration {
     const { key, apiKey } = await issueApiKey(this.db, {
       accountId,
       name: request.name ?? "default",
-      role: request.role ?? "member",
+      scopes: request.scopes ?? DEFAULT_KEY_SCOPES,
+      ...(request.expireTime !== undefined ? { expiresAt: new Date(request.expireTime) } : {}),
     });
     return { key, apiKey: apiKeyResource(apiKey) };
   }
@@ -60,9 +62,10 @@ function apiKeyResource(k: ApiKeySummary): ApiKeyResource {
     prefix: k.prefix,
     accountId: k.accountId,
     name: k.name,
-    role: k.role,
+    scopes: k.scopes,
     createTime: k.createdAt.toISOString(),
     lastUseTime: k.lastUsedAt?.toISOString() ?? null,
+    expireTime: k.expiresAt?.toISOString() ?? null,
     revokeTime: k.revokedAt?.toISOString() ?? null,
   };
 }

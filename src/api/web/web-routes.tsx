@@ -66,7 +66,7 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         accountId: session.accountId,
         keyId: session.keyId,
         keyPrefix: session.prefix,
-        role: session.role,
+        scopes: session.scopes,
       };
       try {
         return await render(c, session, caller);
@@ -84,8 +84,8 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   async function adminGuard(c: Context<AppEnv>, next: () => Promise<void>) {
     const session = await sessionOf(c);
     if (!session) return c.redirect(`/?next=${encodeURIComponent(c.req.path)}`, 303);
-    if (session.role !== "admin") {
-      const message = "These pages are for operators: sign in with an admin key.";
+    if (!session.scopes.includes("admin")) {
+      const message = "These pages are for operators: sign in with a key that has the admin scope.";
       return html(c, <MessagePage session={session} title="Admins only" message={message} />, 403);
     }
     const unsafe = !["GET", "HEAD", "OPTIONS"].includes(c.req.method);

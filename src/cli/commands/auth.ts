@@ -98,11 +98,11 @@ async function signin(ctx: CliContext): Promise<void> {
       configFile: ctx.authFile,
       accountId: who.accountId,
       keyPrefix: who.keyPrefix,
-      role: who.role,
+      scopes: who.scopes,
       accounts,
     },
     () => [
-      `Signed in to ${server} as account ${out.paint(who.accountId, "bold")} with key ${who.keyPrefix}… (${who.role}).`,
+      `Signed in to ${server} as account ${out.paint(who.accountId, "bold")} with key ${who.keyPrefix}… (${who.scopes.join(", ")}).`,
       `Saved to ${ctx.authFile} (profile ${ctx.profileName}).`,
       "",
       ...accountTable(out, accounts),
@@ -119,7 +119,7 @@ async function whoami(ctx: CliContext): Promise<void> {
     () =>
       details([
         ["Account", `${out.paint(who.accountId, "bold")} (${who.account.displayName})`],
-        ["Key", `${who.keyPrefix}… (${who.role}, key ID ${who.keyId})`],
+        ["Key", `${who.keyPrefix}… (scopes ${who.scopes.join(", ")}; key ID ${who.keyId})`],
         ["Server", ctx.server],
         [
           "Key from",

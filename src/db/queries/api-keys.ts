@@ -1,6 +1,6 @@
-import { and, asc, eq, getTableColumns, isNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
-import { apiKeys, type ApiKey, type ApiKeyRole } from "../schema/api-keys.js";
+import { apiKeys, type ApiKey, type ApiKeyScope } from "../schema/api-keys.js";
 
 /** An API key as listings show it: everything but the hash. */
 export type ApiKeySummary = Omit<ApiKey, "hash">;
@@ -8,8 +8,9 @@ export type ApiKeySummary = Omit<ApiKey, "hash">;
 export interface InsertApiKeyInput {
   accountId: string;
   name: string;
-  role: ApiKeyRole;
+  scopes: ApiKeyScope[];
   prefix: string;
+  expiresAt?: Date | null;
   /** SHA-256 hex of the full key. */
   hash: string;
 }
@@ -43,13 +44,19 @@ export async function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKey
   return rows[0] ?? null;
 }
 
-/** A key that is not revoked, by ID (a web session's key); null when revoked or gone. */
+/** A key that is neither revoked nor expired, by ID (a web session's key); null otherwise. */
 export async function findActiveApiKey(db: Db, id: string): Promise<ApiKeySummary | null> {
   if (!UUID_PATTERN.test(id)) return null;
   const rows = await db
     .select(summaryColumns)
     .from(apiKeys)
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .where(
+      and(
+        eq(apiKeys.id, id),
+        isNull(apiKeys.revokedAt),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`)),
+      ),
+    )
     .limit(1);
   return rows[0] ?? null;
 }

@@ -42,7 +42,8 @@ describe("the admin endpoints", () => {
       expect(reply.status, `${method} ${path}`).toBe(403);
       expect(reply.body).toEqual({
         error: {
-          message: "This needs an admin key; this key's role is member.",
+          message:
+            "This needs a key with the admin scope; this key has inference, models. An admin can issue one (docs/security.md).",
           type: "permission_error",
           param: null,
           code: "forbidden",
@@ -71,10 +72,10 @@ describe("the admin endpoints", () => {
     const issued = await admin.call("POST", "/v1/admin/accounts/newco/api-keys", { name: "ci" });
     expect(issued.status).toBe(200);
     const { key, apiKey } = issued.body as { key: string; apiKey: { prefix: string; role: string } };
-    expect(apiKey).toMatchObject({ accountId: "newco", name: "ci", role: "member", revokeTime: null });
+    expect(apiKey).toMatchObject({ accountId: "newco", name: "ci", scopes: ["inference", "models"], revokeTime: null });
     expect(key.startsWith(apiKey.prefix)).toBe(true);
     const whoami = await fetch(`${hearth.baseURL}/whoami`, { headers: { authorization: `Bearer ${key}` } });
-    expect(await whoami.json()).toMatchObject({ accountId: "newco", role: "member" });
+    expect(await whoami.json()).toMatchObject({ accountId: "newco", scopes: ["inference", "models"] });
     const missing = await admin.call("POST", "/v1/admin/accounts/nobody/api-keys", {});
     expect(missing.status).toBe(404);
 
@@ -93,7 +94,9 @@ describe("the admin endpoints", () => {
   });
 
   it("lets an admin key make another admin", async () => {
-    const issued = await admin.call("POST", "/v1/admin/accounts/member-acct/api-keys", { role: "admin" });
+    const issued = await admin.call("POST", "/v1/admin/accounts/member-acct/api-keys", {
+      scopes: ["inference", "models", "admin"],
+    });
     const res = await fetch(`${hearth.baseURL}/admin/accounts`, {
       headers: { authorization: `Bearer ${issued.body.key}` },
     });

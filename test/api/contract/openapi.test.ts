@@ -150,8 +150,15 @@ describe("the OpenAPI document", () => {
         where,
       ).toEqual(inPath);
       const isPublic = !route.startsWith("/v1/") || route === "/v1/openapi.json" || route === "/v1/version";
-      expect(op.security, where).toEqual(isPublic ? [] : undefined);
-      if (!isPublic) expect(statuses, where).toEqual(expect.arrayContaining(["401", "503"]));
+      if (isPublic) expect(op.security, where).toEqual([]);
+      else {
+        // Each operation names the scope its key needs; every one that changes something needs a real one.
+        expect(op.security, where).toEqual([{ apiKey: expect.any(Array) }]);
+        const scopes = op.security[0].apiKey as string[];
+        if (method !== "get") expect(scopes, where).toHaveLength(1);
+        if (scopes.length > 0) expect(statuses, where).toContain("403");
+        expect(statuses, where).toEqual(expect.arrayContaining(["401", "503"]));
+      }
       for (const status of statuses.filter((s) => /^[45]/.test(s) && route !== "/readyz")) {
         const schema = op.responses[status].content["application/json"].schema;
         expect(schema, `${where} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
@@ -258,7 +265,7 @@ describe("the API, checked against its document", () => {
     expect(version.status).toBe(200);
     expect((await call("GET", "/v1/whoami")).body).toMatchObject({
       accountId: "default",
-      role: "admin",
+      scopes: ["inference", "models", "admin"],
       keyPrefix: hearth.apiKey.slice(0, 12),
     });
     expect((await call("GET", "/v1/accounts")).status).toBe(200);

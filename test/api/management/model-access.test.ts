@@ -60,7 +60,10 @@ describe("model access and limits", () => {
     expect(
       (await alice.call("GET", "/v1/accounts")).body.accounts.map((a: { accountId: string }) => a.accountId),
     ).toEqual(["alice"]);
-    expect((await bob.call("GET", "/v1/whoami")).body).toMatchObject({ accountId: "bob", role: "member" });
+    expect((await bob.call("GET", "/v1/whoami")).body).toMatchObject({
+      accountId: "bob",
+      scopes: ["inference", "models"],
+    });
   });
 
   it("lets everyone read the operator's base models but not change them", async () => {

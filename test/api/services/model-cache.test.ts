@@ -131,7 +131,11 @@ describe("model and API-key caches", () => {
 
   it("stops accepting a revoked key within the API-key cache's TTL", async () => {
     const db = a.api.database.db;
-    const { key, apiKey } = await issueApiKey(db, { accountId: "default", name: "soon-revoked", role: "member" });
+    const { key, apiKey } = await issueApiKey(db, {
+      accountId: "default",
+      name: "soon-revoked",
+      scopes: ["inference", "models"],
+    });
     const whoami = async (hearth: TestHearth) =>
       (await fetch(`${hearth.baseURL}/whoami`, { headers: { authorization: `Bearer ${key}` } })).status;
     expect(await whoami(a)).toBe(200);

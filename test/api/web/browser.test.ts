@@ -201,7 +201,9 @@ describe("the web pages in Chromium", () => {
     const refused = await memberPage.goto(`${hearth.url}/admin/queues`);
     expect(refused?.status()).toBe(403);
     expect((await memberPage.goto(`${hearth.url}/admin`))?.status()).toBe(403);
-    await expect(memberPage.locator("main").textContent()).resolves.toContain("sign in with an admin key");
+    await expect(memberPage.locator("main").textContent()).resolves.toContain(
+      "sign in with a key that has the admin scope",
+    );
     await memberContext.close();
   }, 60_000);
 

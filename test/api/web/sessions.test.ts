@@ -77,7 +77,7 @@ describe("web sessions", () => {
     expect(wrong.status).toBe(403);
     const right = await fetch(`${hearth.baseURL}/whoami`, { headers: { cookie, "x-hearth-csrf": csrf } });
     expect(right.status).toBe(200);
-    expect(await right.json()).toMatchObject({ accountId: "default", role: "admin" });
+    expect(await right.json()).toMatchObject({ accountId: "default", scopes: ["inference", "models", "admin"] });
   });
 
   it("shows another account's model as 404, exactly as a missing one", async () => {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ACCOUNT_ID_PATTERN, API_KEY_ROLES } from "../../../domain/vocabulary.js";
+import { ACCOUNT_ID_PATTERN, API_KEY_SCOPES, DEFAULT_KEY_SCOPES } from "../../../domain/vocabulary.js";
 import { accountSchema } from "../management/resources.js";
 
 /** What the admin endpoints take and answer: accounts and their API keys. */
@@ -28,10 +28,19 @@ export type CreateAccountRequest = z.infer<typeof createAccountBody>;
 export const issueKeyBody = z
   .strictObject({
     name: z.string().min(1).max(256).optional().openapi({ description: "What the key is for. Default: default." }),
-    role: z.enum(API_KEY_ROLES).optional().openapi({
-      description:
-        "`admin` may use the operators' pages and these endpoints; `member` its account's models. Default: member.",
-    }),
+    scopes: z
+      .array(z.enum(API_KEY_SCOPES, { message: `a scope is one of ${API_KEY_SCOPES.join(", ")}` }))
+      .min(1, { message: "a key needs at least one scope" })
+      .optional()
+      .openapi({
+        description:
+          "`inference`: generate; `models`: create, upload, deploy and delete the account's models; `admin`: " +
+          `the operators' endpoints, pages and metrics. Default: ${DEFAULT_KEY_SCOPES.join(", ")}.`,
+      }),
+    expireTime: z.iso
+      .datetime({ offset: true, message: "expireTime must be an RFC 3339 date-time, e.g. 2027-01-31T00:00:00Z" })
+      .optional()
+      .openapi({ description: "When the key stops working (RFC 3339). Default: never." }),
   })
   .openapi("IssueApiKeyRequest");
 export type IssueApiKeyRequest = z.infer<typeof issueKeyBody>;
@@ -41,9 +50,10 @@ export const apiKeySchema = z
     prefix: z.string().openapi({ description: "The key's first 12 characters: how listings name it." }),
     accountId: z.string(),
     name: z.string(),
-    role: z.enum(API_KEY_ROLES),
+    scopes: z.array(z.enum(API_KEY_SCOPES)),
     createTime: time,
     lastUseTime: time.nullable(),
+    expireTime: time.nullable(),
     revokeTime: time.nullable(),
   })
   .openapi("ApiKey", { description: "An API key, never the key itself (only its SHA-256 is stored)." });

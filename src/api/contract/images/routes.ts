@@ -60,6 +60,7 @@ export const textToImageRoute = contractRoute({
   method: "post",
   path: "/v1/image_generation/accounts/{account_id}/models/{model_id}",
   operationId: "textToImage",
+  scope: "inference",
   summary: "Generate images from a prompt",
   tag,
   request: { params: modelParams, body: { required: true, content: jsonContent(textToImageBody) } },
@@ -71,6 +72,7 @@ export const imageToImageRoute = contractRoute({
   method: "post",
   path: "/v1/image_generation/accounts/{account_id}/models/{model_id}/image_to_image",
   operationId: "imageToImage",
+  scope: "inference",
   summary: "Generate images from a prompt and a start image",
   tag,
   request: {
@@ -85,6 +87,7 @@ export const controlNetRoute = contractRoute({
   method: "post",
   path: "/v1/image_generation/accounts/{account_id}/models/{model_id}/control_net",
   operationId: "controlNet",
+  scope: "inference",
   summary: "Generate images whose structure follows a control image",
   tag,
   request: {

@@ -20,6 +20,7 @@ export const uploadFileRoute = contractRoute({
   method: "put",
   path: "/v1/accounts/{account_id}/models/{model_id}/files/{file_name}",
   operationId: "uploadModelFile",
+  scope: "models",
   summary: "Upload one of an adapter's files",
   description:
     "The raw file content as the body (`curl --data-binary @file`), streamed to storage. A file is stored whole or not " +
@@ -55,6 +56,7 @@ export const deleteFileRoute = contractRoute({
   method: "delete",
   path: "/v1/accounts/{account_id}/models/{model_id}/files/{file_name}",
   operationId: "deleteModelFile",
+  scope: "models",
   summary: "Remove one of an adapter's uploaded files",
   description:
     "For a model that is UPLOADING or FAILED, e.g. after uploading a file of the wrong form (a FAILED model goes " +
@@ -73,6 +75,7 @@ export const validateModelRoute = contractRoute({
   method: "post",
   path: "/v1/accounts/{account_id}/models/{model_id}/validate",
   operationId: "validateModel",
+  scope: "models",
   summary: "Validate an adapter's files against its base model",
   description:
     "UPLOADING or FAILED → VALIDATING → READY, answered when done. On a problem the model becomes FAILED with the " +
@@ -93,6 +96,7 @@ export const deployModelRoute = contractRoute({
   method: "post",
   path: "/v1/accounts/{account_id}/models/{model_id}/deploy",
   operationId: "deployModel",
+  scope: "models",
   summary: "Deploy a READY adapter",
   description:
     "Answers at once: deployment.state is DEPLOYING, then DEPLOYED once converted (poll getModel), or FAILED with a " +
@@ -115,6 +119,7 @@ export const undeployModelRoute = contractRoute({
   method: "post",
   path: "/v1/accounts/{account_id}/models/{model_id}/undeploy",
   operationId: "undeployModel",
+  scope: "models",
   summary: "Undeploy an adapter",
   description:
     "Answers at once: deployment.state is UNDEPLOYING, then the deployment is null. New queries get 404 (not deployed) " +

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import {
   ADAPTER_FORMATS,
-  API_KEY_ROLES,
+  API_KEY_SCOPES,
   DEPLOYMENT_STATES,
   MODEL_KINDS,
   MODEL_STATES,
@@ -122,7 +122,7 @@ export const whoAmISchema = z
       description:
         "The key's first 12 characters, as `npm run admin -- list-keys` shows them (the rest is never shown).",
     }),
-    role: z.enum(API_KEY_ROLES),
+    scopes: z.array(z.enum(API_KEY_SCOPES)).openapi({ description: "What the key may do (docs/security.md)." }),
     account: accountSchema,
   })
   .openapi("WhoAmI");

@@ -68,6 +68,7 @@ export const completionsRoute = contractRoute({
   method: "post",
   path: "/v1/completions",
   operationId: "createCompletion",
+  scope: "inference",
   summary: "Complete prompts",
   tag,
   request: { body: { required: true, content: jsonContent(completionRequestSchema) } },
@@ -82,6 +83,7 @@ export const chatCompletionsRoute = contractRoute({
   method: "post",
   path: "/v1/chat/completions",
   operationId: "createChatCompletion",
+  scope: "inference",
   summary: "Answer a conversation",
   description:
     "The prompt is an adapter's own chat template (its conversationConfig) if it has one, else the base model's " +
@@ -100,6 +102,7 @@ export const embeddingsRoute = contractRoute({
   method: "post",
   path: "/v1/embeddings",
   operationId: "createEmbedding",
+  scope: "inference",
   summary: "Embed texts",
   description: "Mean-pooled, unit-length vectors; all inputs go to one worker as one job.",
   tag,
@@ -115,6 +118,7 @@ export const resumeStreamRoute = contractRoute({
   method: "get",
   path: "/v1/streams/{request_id}",
   operationId: "resumeStream",
+  scope: "inference",
   summary: "Resume a streamed completion",
   description:
     "Resumes a streamed completion or chat completion whose connection was lost, on any API process: the events " +
@@ -154,6 +158,7 @@ export const modelsRoute = contractRoute({
   method: "get",
   path: "/v1/models",
   operationId: "listModels",
+  scope: "any",
   summary: "List the models the key can query now",
   description: "The public READY base models and the caller's DEPLOYED adapters (with `parent`, their base model).",
   tag,

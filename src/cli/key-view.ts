@@ -1,0 +1,74 @@
+import type { ApiKeyResource, IssuedApiKey } from "../api/contract/admin/resources.js";
+import { API_KEY_SCOPES, type ApiKeyScope } from "../domain/vocabulary.js";
+import { usageError } from "./exit-codes.js";
+import { table, type Output } from "./output.js";
+
+/**
+ * API keys as the `hearth` CLI and `npm run admin` show and take them: one reading of
+ * `--scopes` and `--expires`, one table, one announcement of a new key.
+ */
+
+/** "inference,models" → the scopes; a usage error names a wrong one. */
+export function parseScopes(text: string): ApiKeyScope[] {
+  const scopes = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const wrong = scopes.filter((s) => !(API_KEY_SCOPES as readonly string[]).includes(s));
+  if (scopes.length === 0 || wrong.length > 0) {
+    throw usageError(
+      `Invalid --scopes "${text}": use one or more of ${API_KEY_SCOPES.join(", ")}, separated by commas.`,
+    );
+  }
+  return scopes as ApiKeyScope[];
+}
+
+const UNIT_MS = { h: 3_600_000, d: 86_400_000 } as const;
+
+/** "30d", "12h" or an RFC 3339 time → the expiry as RFC 3339; a usage error for anything else or the past. */
+export function parseExpiry(text: string, now = Date.now()): string {
+  const span = /^(\d{1,5})([hd])$/.exec(text.trim());
+  const at = span ? now + Number(span[1]) * UNIT_MS[span[2] as keyof typeof UNIT_MS] : Date.parse(text);
+  if (!Number.isFinite(at) || (!span && !/\d{4}-\d{2}-\d{2}T/.test(text))) {
+    throw usageError(`Invalid --expires "${text}": give a span (30d, 12h) or a time (2027-01-31T00:00:00Z).`);
+  }
+  if (at <= now) throw usageError(`Invalid --expires "${text}": it is not in the future.`);
+  return new Date(at).toISOString();
+}
+
+/** 2026-01-02T03:04:05.000Z → 2026-01-02T03:04:05Z; "-" for none. */
+export function shortTime(value: string | null): string {
+  return value === null ? "-" : value.replace(/\.\d{3}Z$/, "Z");
+}
+
+export function keyTable(out: Output, keys: readonly ApiKeyResource[]): string[] {
+  if (keys.length === 0) return ["(none)"];
+  return table(
+    out,
+    ["PREFIX", "ACCOUNT", "NAME", "SCOPES", "CREATED", "LAST USED", "EXPIRES", "REVOKED"],
+    keys.map((k) => [
+      k.prefix,
+      k.accountId,
+      k.name,
+      k.scopes.join(","),
+      shortTime(k.createTime),
+      shortTime(k.lastUseTime),
+      shortTime(k.expireTime),
+      shortTime(k.revokeTime),
+    ]),
+  );
+}
+
+/** What is printed once, when a key is made: the only time the key itself is shown. */
+export function issuedKeyLines({ key, apiKey }: IssuedApiKey): string[] {
+  const expiry = apiKey.expireTime ? `, expiring ${shortTime(apiKey.expireTime)}` : "";
+  return [
+    `Created key "${apiKey.name}" (prefix ${apiKey.prefix}, scopes ${apiKey.scopes.join(", ")}${expiry}) for account "${apiKey.accountId}".`,
+    "It is shown once; store it now:",
+    key,
+  ];
+}
+
+export function revokedKeyLine(key: ApiKeyResource): string {
+  return `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${shortTime(key.revokeTime)}.`;
+}

@@ -1,6 +1,6 @@
 /**
  * Hearth's benchmark: runs Hearth for real (API and worker processes, Redis, PGlite or
- * PostgreSQL) on a random-weight model of a real shape and measures eight scenarios
+ * PostgreSQL) on a random-weight model of a real shape and measures nine scenarios
  * against the targets in docs/performance.md.
  *
  *   npm run bench -- [--quick] [--scenarios overhead,floor,...] [--db pglite|postgres] [--large]

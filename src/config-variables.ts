@@ -181,6 +181,46 @@ export const variables = {
     default: "256",
     description: "Waiting jobs per base model beyond which requests fail with 429.",
   },
+  HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE: {
+    schema: int(0, 100_000_000),
+    default: "1200",
+    description:
+      "Requests per minute one account may make (every /v1 request); an admin may set another for an account. 0: no limit.",
+  },
+  HEARTH_RATE_LIMIT_TOKENS_PER_MINUTE: {
+    schema: int(0, 2_000_000_000),
+    default: "1000000",
+    description:
+      "Tokens per minute one account may generate with, prompt and completion: counted at admission on the prompt's bytes plus max_tokens, corrected to the usage at the end. An admin may set another for an account. 0: no limit.",
+  },
+  HEARTH_KEY_REQUESTS_PER_MINUTE: {
+    schema: int(0, 100_000_000),
+    default: "600",
+    description: "Requests per minute one API key may make, within its account's. 0: no limit.",
+  },
+  HEARTH_AUTH_FAILURES_PER_MINUTE: {
+    schema: int(1, 100_000_000),
+    default: "30",
+    description:
+      "Failed authentications per minute from one client address; past it, that address gets 429 before any key is checked.",
+  },
+  HEARTH_ACCOUNT_MAX_IN_FLIGHT: {
+    schema: int(1, 1_000_000),
+    default: "64",
+    description:
+      "Generation requests one account may have queued or running at once; more get 429. An admin may set another for an account.",
+  },
+  HEARTH_ACCOUNT_MAX_MODELS: {
+    schema: int(1, 1_000_000_000),
+    default: "100",
+    description: "Models (adapters) one account may have; an admin may set another for an account.",
+  },
+  HEARTH_ACCOUNT_MAX_STORED_BYTES: {
+    schema: int(1, Number.MAX_SAFE_INTEGER),
+    default: String(50 * 1024 ** 3),
+    description:
+      "Bytes of uploaded files one account may store (50 GiB); an upload past it gets 413. An admin may set another for an account.",
+  },
   HEARTH_SESSION_TTL_MS: {
     schema: int(60_000, 30 * 86_400_000),
     default: "43200000",

@@ -69,6 +69,19 @@ export interface Config {
   readonly authCacheTtlMs: number;
   readonly modelCacheTtlMs: number;
   readonly maxBodyBytes: number;
+  /**
+   * Abuse limits (docs/security.md): the defaults of every account's limits (an admin may set
+   * others per account), the per-key and per-address ones. 0 for a rate: no limit.
+   */
+  readonly limits: {
+    readonly requestsPerMinute: number;
+    readonly tokensPerMinute: number;
+    readonly keyRequestsPerMinute: number;
+    readonly authFailuresPerMinute: number;
+    readonly maxInFlightRequests: number;
+    readonly maxModels: number;
+    readonly maxStoredBytes: number;
+  };
   /** The sandbox users' chat templates render in (src/templates). */
   readonly templates: TemplateSandboxOptions;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -147,6 +160,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authCacheTtlMs: r.HEARTH_AUTH_CACHE_TTL_MS,
     modelCacheTtlMs: r.HEARTH_MODEL_CACHE_TTL_MS,
     maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,
+    limits: {
+      requestsPerMinute: r.HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE,
+      tokensPerMinute: r.HEARTH_RATE_LIMIT_TOKENS_PER_MINUTE,
+      keyRequestsPerMinute: r.HEARTH_KEY_REQUESTS_PER_MINUTE,
+      authFailuresPerMinute: r.HEARTH_AUTH_FAILURES_PER_MINUTE,
+      maxInFlightRequests: r.HEARTH_ACCOUNT_MAX_IN_FLIGHT,
+      maxModels: r.HEARTH_ACCOUNT_MAX_MODELS,
+      maxStoredBytes: r.HEARTH_ACCOUNT_MAX_STORED_BYTES,
+    },
     templates: {
       threads: r.HEARTH_TEMPLATE_THREADS,
       timeoutMs: r.HEARTH_TEMPLATE_TIMEOUT_MS,

@@ -24,17 +24,20 @@ export class AppError extends Error {
   readonly param: string | null;
   /** What the operator's logs get besides the message (an internal URL, a server's answer); never sent to clients. */
   readonly detail: string | undefined;
+  /** HTTP headers the answer carries (a 429's Retry-After and x-ratelimit-*). */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { param?: string | null; cause?: unknown; detail?: string } = {},
+    options: { param?: string | null; cause?: unknown; detail?: string; headers?: Record<string, string> } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = "AppError";
     this.code = code;
     this.param = options.param ?? null;
     this.detail = options.detail;
+    this.headers = options.headers ?? {};
   }
 
   get status(): number {

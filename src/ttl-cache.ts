@@ -45,10 +45,10 @@ export class TtlCache<K, V> {
     return value;
   }
 
-  /** Drops the entries whose value matches. */
-  deleteWhere(matches: (value: V) => boolean): void {
+  /** Drops the entries whose value (or key) matches. */
+  deleteWhere(matches: (value: V, key: K) => boolean): void {
     this.generation++;
-    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (matches(entry.value, key)) this.entries.delete(key);
   }
 
   clear(): void {

@@ -109,6 +109,7 @@ const rules: { from: string; notRooms: string[]; notPackages: string[] }[] = [
     notRooms: ["api", "queues", "workers", "control", "db", "cli", "storage", "auth"],
     notPackages: ["drizzle-orm", "bullmq"],
   },
+  { from: "limits", notRooms: ["api", "workers", "control", "db", "cli", "storage"], notPackages: ["drizzle-orm"] },
   { from: "storage", notRooms: ["api", "queues", "workers", "control", "db", "cli"], notPackages: ["drizzle-orm"] },
 ];
 

@@ -32,6 +32,34 @@ export function registerAccountCommands(program: Command): void {
 
   examples(
     program
+      .command("set-limits")
+      .description("Set an account's rate limits and quotas; 'default' puts one back to the server's")
+      .argument("<id>", "the account ID")
+      .option("--requests-per-minute <n>", "requests per minute over every /v1 route")
+      .option("--tokens-per-minute <n>", "prompt and completion tokens per minute")
+      .option("--max-in-flight <n>", "generation requests queued or running at once")
+      .option("--max-models <n>", "models the account may have")
+      .option("--max-stored-bytes <n>", "bytes of uploaded files it may store")
+      .action(
+        adminAction(
+          async ({ admin, out }, id: string, options: LimitOptions) => {
+            const account = await admin.updateAccount(id, { limits: parseLimits(options) });
+            out.result(account, () => [
+              `Limits of account "${account.accountId}" as they now apply:`,
+              ...Object.entries(account.limits).map(([name, value]) => `  ${name}: ${value ?? "no limit"}`),
+            ]);
+          },
+          (_id: string, options: LimitOptions) => void parseLimits(options),
+        ),
+      ),
+    [
+      "npm run admin -- set-limits acme --requests-per-minute 120 --tokens-per-minute 200000",
+      "npm run admin -- set-limits acme --max-in-flight default",
+    ],
+  );
+
+  examples(
+    program
       .command("list-accounts")
       .description("List the accounts")
       .action(
@@ -63,4 +91,35 @@ function checkCreateAccount(id: string, options: CreateAccountOptions): void {
 function parseCount(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw usageError(`Invalid --max-deployed "${value}": use a whole number.`);
   return Number(value);
+}
+
+interface LimitOptions {
+  requestsPerMinute?: string;
+  tokensPerMinute?: string;
+  maxInFlight?: string;
+  maxModels?: string;
+  maxStoredBytes?: string;
+}
+
+const LIMIT_OPTIONS = {
+  requestsPerMinute: ["--requests-per-minute", "requestsPerMinute"],
+  tokensPerMinute: ["--tokens-per-minute", "tokensPerMinute"],
+  maxInFlight: ["--max-in-flight", "maxInFlightRequests"],
+  maxModels: ["--max-models", "maxModels"],
+  maxStoredBytes: ["--max-stored-bytes", "maxStoredBytes"],
+} as const;
+
+/** The options given, as the admin endpoint takes them: a positive whole number, or null for "default". */
+function parseLimits(options: LimitOptions): Record<string, number | null> {
+  const limits: Record<string, number | null> = {};
+  for (const [option, [flag, field]] of Object.entries(LIMIT_OPTIONS)) {
+    const value = options[option as keyof LimitOptions];
+    if (value === undefined) continue;
+    if (value === "default") limits[field] = null;
+    else if (/^[1-9]\d{0,15}$/.test(value)) limits[field] = Number(value);
+    else throw usageError(`Invalid ${flag} "${value}": use a whole number above 0, or default.`);
+  }
+  if (Object.keys(limits).length === 0)
+    throw usageError("Give at least one limit to set, e.g. --requests-per-minute 120.");
+  return limits;
 }

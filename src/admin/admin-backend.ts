@@ -5,9 +5,9 @@ import type {
   CreateAccountRequest,
   IssueApiKeyRequest,
   IssuedApiKey,
+  UpdateAccountRequest,
 } from "../api/contract/admin/resources.js";
 import type { AccountResource } from "../api/contract/management/resources.js";
-import { accountResource } from "../api/management/resources.js";
 import { Administration } from "../api/services/administration.js";
 import { HearthClient } from "../cli/api-client.js";
 import { CliError, EXIT } from "../cli/exit-codes.js";
@@ -22,6 +22,7 @@ import { withAdminDatabase } from "./admin-database.js";
 export interface AdminBackend {
   accounts(): Promise<AccountResource[]>;
   createAccount(request: CreateAccountRequest): Promise<AccountResource>;
+  updateAccount(accountId: string, request: UpdateAccountRequest): Promise<AccountResource>;
   issueKey(accountId: string, request: IssueApiKeyRequest): Promise<IssuedApiKey>;
   keys(accountId: string | undefined): Promise<ApiKeyResource[]>;
   revokeKey(prefix: string): Promise<ApiKeyResource>;
@@ -39,8 +40,10 @@ export async function withAdminBackend<T>(
   target: AdminTarget,
   work: (backend: AdminBackend) => Promise<T>,
 ): Promise<T> {
-  if (target.database) return withAdminDatabase((db) => work(databaseBackend(new Administration(db))));
   const config = loadConfig(process.env);
+  if (target.database) {
+    return withAdminDatabase((db) => work(databaseBackend(new Administration(db, config.limits))));
+  }
   const server = target.server ?? process.env.HEARTH_BASE_URL ?? `http://127.0.0.1:${config.port}`;
   return work(httpBackend(new HearthClient(server, await adminKey(config.dataDir))));
 }
@@ -66,6 +69,7 @@ function httpBackend(client: HearthClient): AdminBackend {
   return {
     accounts: async () => (await client.adminListAccounts()).accounts,
     createAccount: (request) => client.adminCreateAccount(request),
+    updateAccount: (accountId, request) => client.adminUpdateAccount(accountId, request),
     issueKey: (accountId, request) => client.adminIssueKey(accountId, request),
     keys: async (accountId) => (await client.adminListKeys(accountId)).apiKeys,
     revokeKey: (prefix) => client.adminRevokeKey(prefix),
@@ -74,8 +78,9 @@ function httpBackend(client: HearthClient): AdminBackend {
 
 function databaseBackend(administration: Administration): AdminBackend {
   return {
-    accounts: async () => (await administration.accounts()).map(accountResource),
-    createAccount: async (request) => accountResource(await administration.createAccount(request)),
+    accounts: () => administration.accounts(),
+    createAccount: (request) => administration.createAccount(request),
+    updateAccount: (accountId, request) => administration.updateAccount(accountId, request),
     issueKey: (accountId, request) => administration.issueKey(accountId, request),
     keys: (accountId) => administration.keys(accountId),
     revokeKey: (prefix) => administration.revokeKey(prefix),

@@ -17,6 +17,9 @@ import type { ImageGeneration } from "./services/image-generation.js";
 import type { ModelResolver } from "./services/model-resolver.js";
 
 /** What the API is built from; main.ts wires the real ones, tests may wire their own. */
+import type { AccountLimitsCache } from "./services/account-limits.js";
+import type { Admission } from "./services/admission.js";
+
 export interface AppDeps {
   config: Config;
   db: Db;
@@ -30,6 +33,10 @@ export interface AppDeps {
   /** The BullMQ queues, for the operators' console. */
   queues: ProducerQueues;
   models: ModelResolver;
+  /** Rate limits, in-flight caps and fair priorities (services/admission.ts). */
+  admission: Admission;
+  /** Accounts' limits and quotas as they apply. */
+  accountLimits: AccountLimitsCache;
   images: ImageGeneration;
   management: ManagementServices;
   log: Logger;
@@ -56,7 +63,11 @@ export interface Caller {
 }
 
 export interface AppEnv {
-  Variables: { caller: Caller };
+  Variables: {
+    caller: Caller;
+    /** Headers every answer to this request carries, whatever made it (the x-ratelimit-* ones). */
+    answerHeaders: Record<string, string>;
+  };
 }
 
 /** An AbortSignal that fires when the client goes away. */

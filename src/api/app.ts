@@ -83,7 +83,7 @@ export function createApp(deps: AppDeps) {
     if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
   });
-  app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions));
+  app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions, deps.admission, deps.config.web.trustProxy));
   for (const mount of [
     completionsRoutes,
     chatCompletionsRoutes,

@@ -19,6 +19,10 @@ import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { TemplateSandbox } from "../templates/template-sandbox.js";
+import { IN_FLIGHT_STALE_MS, InFlightRequests } from "../limits/in-flight.js";
+import { RateWindows } from "../limits/rate-windows.js";
+import { AccountLimitsCache } from "./services/account-limits.js";
+import { Admission } from "./services/admission.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
 import { ControlWorker } from "../control/control-worker.js";
@@ -97,15 +101,29 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   reconciler.start();
   // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
   const templates = new TemplateSandbox(config.templates);
-  const catalog = new ModelCatalog(database.db, storage, modelChanges, new ChatTemplateCheck(templates));
+  const accountLimits = new AccountLimitsCache(database.db, config.limits, {
+    ttlMs: config.authCacheTtlMs,
+    now: options.now,
+  });
+  const catalog = new ModelCatalog(database.db, storage, modelChanges, new ChatTemplateCheck(templates), accountLimits);
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, modelChanges, log.child("deployments"));
   const management = {
     catalog,
     uploads: new AddonUploads(database.db, storage, catalog, config, log),
     deployments,
     deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
-    administration: new Administration(database.db, (keyId) => apiKeys.forget(keyId)),
+    administration: new Administration(database.db, config.limits, {
+      keyRevoked: (keyId) => apiKeys.forget(keyId),
+      accountChanged: (accountId) => accountLimits.forget(accountId),
+    }),
   };
+  const admission = new Admission(
+    new RateWindows(redis, config.redisPrefix, config.redisCommandTimeoutMs),
+    new InFlightRequests(redis, config.redisPrefix, IN_FLIGHT_STALE_MS, config.redisCommandTimeoutMs),
+    accountLimits,
+    config.limits,
+    log.child("limits"),
+  );
   const images = new ImageGeneration(models, inference, redis, config);
   const sessions = new SessionStore(redis, config.redisPrefix, config.web.sessionTtlMs);
   const app = createApp({
@@ -118,6 +136,8 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     queues,
     metrics,
     models,
+    admission,
+    accountLimits,
     images,
     management,
     log,

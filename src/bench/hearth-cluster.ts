@@ -201,6 +201,11 @@ export class HearthCluster {
       HEARTH_WORKER_MAX_ADAPTERS: String(settings.maxAdapters),
       HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: String(Math.max(64, settings.maxAdapters * 2)),
       HEARTH_MAX_QUEUE_DEPTH: "100000",
+      // The bench measures the machine, not the abuse limits (the fairness scenario sets its own).
+      HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE: "0",
+      HEARTH_RATE_LIMIT_TOKENS_PER_MINUTE: "0",
+      HEARTH_KEY_REQUESTS_PER_MINUTE: "0",
+      HEARTH_ACCOUNT_MAX_IN_FLIGHT: "1000000",
       HEARTH_LOG_LEVEL: this.options.logLevel ?? "warn",
     };
     if (this.database) env.DATABASE_URL = this.database.url;

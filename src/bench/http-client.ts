@@ -44,6 +44,13 @@ export class BenchHttp {
     return { status, body: parseJson(text), ms: performance.now() - started };
   }
 
+  /** PATCHes a JSON body and reads the whole JSON answer. */
+  async patchJson(route: string, body: unknown): Promise<JsonReply> {
+    const started = performance.now();
+    const { status, text } = await this.request("PATCH", route, JSON.stringify(body));
+    return { status, body: parseJson(text), ms: performance.now() - started };
+  }
+
   async getJson(route: string, auth = true): Promise<JsonReply> {
     const started = performance.now();
     const { status, text } = await this.request("GET", route, undefined, auth);

@@ -26,6 +26,7 @@ import { memoryScenario } from "./scenarios/memory.js";
 import { overheadScenario } from "./scenarios/overhead.js";
 import { scaleOutScenario } from "./scenarios/scale-out.js";
 import { imagesScenario } from "./scenarios/images.js";
+import { fairnessScenario } from "./scenarios/fairness.js";
 import { loadScenario } from "./scenarios/load.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
@@ -80,6 +81,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   "scale-out": scaleOutScenario,
   images: imagesScenario,
   load: loadScenario,
+  fairness: fairnessScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

@@ -16,6 +16,7 @@ export const SCENARIO_IDS = [
   "scale-out",
   "images",
   "load",
+  "fairness",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

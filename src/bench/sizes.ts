@@ -39,6 +39,9 @@ export interface BenchSizes {
   loadStreams: number;
   loadSeconds: number;
   loadTokens: number;
+  /** Fairness: account A's requests at once, and B's requests timed alone. */
+  fairnessFlood: number;
+  fairnessProbes: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -65,6 +68,8 @@ export const quickSizes: BenchSizes = {
   loadStreams: 256,
   loadSeconds: 15,
   loadTokens: 32,
+  fairnessFlood: 500,
+  fairnessProbes: 5,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -84,6 +89,7 @@ export const fullSizes: BenchSizes = {
   imagePairs: 15,
   imageRounds: 5,
   loadSeconds: 60,
+  fairnessProbes: 20,
 };
 
 /** Adapters the run needs: deployed ones (spread and memory) and cold ones. */

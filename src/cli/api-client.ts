@@ -19,6 +19,7 @@ import type {
   IssueApiKeyRequest,
   IssuedApiKey,
   ApiKeyResource,
+  UpdateAccountRequest,
 } from "../api/contract/admin/resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
 import { streamFile, type RawAnswer } from "./http-upload.js";
@@ -83,6 +84,8 @@ export class HearthClient {
   // The admin endpoints (an admin key only).
   adminListAccounts = () => this.call<AllAccounts>("GET", "/v1/admin/accounts");
   adminCreateAccount = (body: CreateAccountRequest) => this.call<Account>("POST", "/v1/admin/accounts", body);
+  adminUpdateAccount = (accountId: string, body: UpdateAccountRequest) =>
+    this.call<Account>("PATCH", `/v1/admin/accounts/${encodeURIComponent(accountId)}`, body);
   adminIssueKey = (accountId: string, body: IssueApiKeyRequest) =>
     this.call<IssuedApiKey>("POST", `/v1/admin/accounts/${encodeURIComponent(accountId)}/api-keys`, body);
   adminListKeys = (accountId?: string) =>

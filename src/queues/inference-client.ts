@@ -3,9 +3,9 @@ import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
-import { withTimeout } from "../process/with-timeout.js";
+import { callRedis } from "./redis-call.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
-import { queueUnavailable, type ProducerQueues } from "./producer-queues.js";
+import type { ProducerQueues } from "./producer-queues.js";
 import type { EventInbox, ReplyHub } from "./reply-hub.js";
 import {
   decodeMessage,
@@ -92,6 +92,12 @@ export interface RunOptions {
    * whatever the resuming route needs to render them as the first response did.
    */
   resumable?: { accountId: string; view: unknown };
+  /**
+   * Its place among the queue's waiting jobs (BullMQ priority: lower runs first, equal ones in
+   * order of arrival). Fair scheduling gives each account's request the number of requests that
+   * account already has in flight, so a flooding account's requests wait behind others' (docs/security.md).
+   */
+  priority?: number;
 }
 
 /** A request being resumed: the `view` it was started with, and all its events, from the first. */
@@ -140,12 +146,17 @@ export class InferenceClient {
     options: RunOptions = {},
   ): AsyncGenerator<SequencedEvent, void, undefined> {
     const requestId = options.requestId ?? randomUUID();
-    return this.stream("inference", { ...request, requestId, replyTo: this.hub.channel }, signal, options.resumable);
+    const payload = { ...request, requestId, replyTo: this.hub.channel };
+    return this.stream("inference", payload, signal, options.resumable, options.priority);
   }
 
   /** An image job on its model's queue: `progress` events, then `done` with the images' keys. */
-  runImage(request: ImageRequestPayload, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
-    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined);
+  runImage(
+    request: ImageRequestPayload,
+    signal: AbortSignal,
+    priority?: number,
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
+    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined, priority);
   }
 
   /**
@@ -183,6 +194,7 @@ export class InferenceClient {
     payload: InferencePayload | ImagePayload,
     signal: AbortSignal,
     resumable: RunOptions["resumable"],
+    priority: number | undefined,
   ): AsyncGenerator<SequencedEvent, void, undefined> {
     const { requestId } = payload;
     const queue = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
@@ -194,7 +206,7 @@ export class InferenceClient {
         await this.redisCall(() => this.startLog(requestId, meta));
       }
       const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
-      job = await this.enqueue(queue, name, { ...payload, logTtlMs });
+      job = await this.enqueue(queue, name, { ...payload, logTtlMs }, priority);
     } catch (error) {
       inbox.close();
       throw error;
@@ -310,9 +322,19 @@ export class InferenceClient {
    * back and the request fails, with 429 (or 503); should a worker have taken it
    * meanwhile, it runs.
    */
-  private async enqueue(queue: Queue, name: StreamedJob, payload: InferencePayload | ImagePayload): Promise<Job> {
+  private async enqueue(
+    queue: Queue,
+    name: StreamedJob,
+    payload: InferencePayload | ImagePayload,
+    priority: number | undefined,
+  ): Promise<Job> {
     const counted = this.redisCall(() => waitingCount(this.redis, queue));
-    const added = this.redisCall(() => queue.add(name, payload, { ...jobs[name].options, jobId: payload.requestId }));
+    const options = {
+      ...jobs[name].options,
+      jobId: payload.requestId,
+      ...(priority !== undefined ? { priority: Math.min(Math.max(1, Math.round(priority)), MAX_PRIORITY) } : {}),
+    };
+    const added = this.redisCall(() => queue.add(name, payload, options));
     const [count, job] = await Promise.allSettled([counted, added]);
     if (job.status === "rejected") throw job.reason;
     const full = count.status === "rejected" || count.value >= this.options.maxQueueDepth;
@@ -445,22 +467,23 @@ export class InferenceClient {
   }
 
   /** Runs a Redis command; a connection that is down or does not answer in time becomes a 503. */
-  private async redisCall<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.redis.status !== "ready") throw queueUnavailable();
-    try {
-      return await withTimeout(fn(), this.options.redisTimeoutMs);
-    } catch (cause) {
-      if (cause instanceof AppError) throw cause;
-      throw queueUnavailable(cause);
-    }
+  private redisCall<T>(fn: () => Promise<T>): Promise<T> {
+    return callRedis(this.redis, this.options.redisTimeoutMs, fn);
   }
 }
 
+/** BullMQ's largest priority (2^21). */
+const MAX_PRIORITY = 2_097_152;
+
 /**
- * What `queue.getWaitingCount()` counts (the wait and paused lists), as plain commands:
- * ioredis writes them to the connection before this returns, ahead of anything sent after.
+ * The jobs waiting for a worker (the wait and paused lists, and the prioritized set), as plain
+ * commands: ioredis writes them to the connection before this returns, ahead of anything sent after.
  */
 async function waitingCount(redis: Redis, queue: Queue): Promise<number> {
-  const [wait, paused] = await Promise.all([redis.llen(queue.keys.wait!), redis.llen(queue.keys.paused!)]);
-  return wait + paused;
+  const [wait, paused, prioritized] = await Promise.all([
+    redis.llen(queue.keys.wait!),
+    redis.llen(queue.keys.paused!),
+    redis.zcard(queue.keys.prioritized!),
+  ]);
+  return wait + paused + prioritized;
 }

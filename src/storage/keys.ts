@@ -8,5 +8,7 @@ export const storageKeys = {
   modelFile: (accountId: string, modelId: string, fileName: string) =>
     `models/${accountId}/${modelId}/files/${fileName}`,
   model: (accountId: string, modelId: string) => `models/${accountId}/${modelId}/`,
+  /** Everything of an account's models (its storage quota counts their uploaded files). */
+  accountModels: (accountId: string) => `models/${accountId}/`,
   adapterArtifact: (sha256: string) => `artifacts/lora/${sha256}.gguf`,
 };

@@ -68,6 +68,12 @@ describe("npm run admin through the server's admin endpoints", () => {
       maxDeployedModels: null,
     });
 
+    const limited = await admin(env, "set-limits", "acme", "--requests-per-minute", "120", "--max-models", "5");
+    expect(limited.code, limited.stderr).toBe(0);
+    expect(limited.stdout).toContain("requestsPerMinute: 120");
+    const reset = await admin(env, "set-limits", "acme", "--max-models", "default", "--output", "json");
+    expect(JSON.parse(reset.stdout).limits).toMatchObject({ requestsPerMinute: 120, maxModels: 100_000 });
+
     const again = await admin(env, "create-account", "acme");
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('Account "acme" already exists.');
@@ -196,6 +202,8 @@ describe("npm run admin through the server's admin endpoints", () => {
       [["create-account", "ok", "--max-deployed", "many"], /Invalid --max-deployed "many"/],
       [["create-key", "acme", "--scopes", "root"], /Invalid --scopes "root"/],
       [["create-key", "acme", "--expires", "soon"], /Invalid --expires "soon"/],
+      [["set-limits", "acme", "--max-models", "0"], /Invalid --max-models "0"/],
+      [["set-limits", "acme"], /Give at least one limit/],
       [["create-key", "acme", "--expires", "2001-01-01T00:00:00Z"], /not in the future/],
       [["list-accounts", "--output", "yaml"], /argument 'yaml' is invalid/],
       [["list-accounts", "--bogus"], /Unknown option '--bogus'/],

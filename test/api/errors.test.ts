@@ -193,7 +193,8 @@ describe("errors, without a worker", () => {
     const connection = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
     const queue = new Queue(jobs.inference.queueName("hearth-tiny"), { connection, prefix: hearth.config.redisPrefix });
     try {
-      await eventually(async () => expect(await queue.getWaitingCount()).toBe(1));
+      // Queued with a priority (fair scheduling), so in the prioritized set.
+      await eventually(async () => expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(1));
     } finally {
       await queue.close();
       connection.disconnect();

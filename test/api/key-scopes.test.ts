@@ -42,7 +42,7 @@ describe("scoped keys", () => {
     const count = (scope: ApiKeyScope) => scoped.filter((r) => r.scope === scope).length;
     expect(count("inference")).toBe(7); // completions, chat, embeddings, streams, 3 image endpoints
     expect(count("models")).toBe(8);
-    expect(count("admin")).toBe(5);
+    expect(count("admin")).toBe(6);
   });
 
   it("refuses, on every such operation, a key without its scope: 403 before the request is read", async () => {
@@ -165,4 +165,19 @@ describe("a revoked key, with two API processes", () => {
     console.log(`the other API process refused the revoked key ${after} ms after the revocation (TTL ${TTL_MS} ms)`);
     expect(after).toBeLessThan(TTL_MS + 1_000);
   }, 60_000);
+
+  it("counts an account's requests per minute across both processes (the windows are in Redis)", async () => {
+    const shared = await createTestAccount(hearth, "shared");
+    const patched = await defaultAccount(hearth).call("PATCH", "/v1/admin/accounts/shared", {
+      limits: { requestsPerMinute: 4 },
+    });
+    expect(patched.status).toBe(200);
+    const whoami = (url: string) =>
+      fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${shared.apiKey}` } });
+    for (const url of [hearth.url, other.url, hearth.url, other.url]) expect((await whoami(url)).status).toBe(200);
+    const fifth = await whoami(other.url);
+    expect(fifth.status).toBe(429);
+    expect(fifth.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+    expect((await whoami(hearth.url)).status).toBe(429);
+  });
 });

@@ -43,6 +43,9 @@ const tinySizes: BenchSizes = {
   loadStreams: 256,
   loadSeconds: 3,
   loadTokens: 8,
+  // The fairness scenario's short form: a flood of 40, two probes.
+  fairnessFlood: 40,
+  fairnessProbes: 2,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };
@@ -93,6 +96,10 @@ describe("the bench", () => {
     const load = report.scenarios.find((s) => s.id === "load")!;
     expect(load.details.errors, load.notes.join("\n")).toBe(0);
     expect(load.details.completed).toBeGreaterThan(0);
+    // Fairness: the flood ends whole, and the steady account was timed alone and beside it.
+    const fairness = report.scenarios.find((s) => s.id === "fairness")!;
+    expect(fairness.figures.find((f) => f.label === "A's errors")?.value).toBe(0);
+    expect((fairness.details.beside as number[]).length).toBeGreaterThan(0);
     expect(report.targets.length).toBe(report.scenarios.reduce((n, s) => n + s.targets.length, 0));
     expect(report.machine.cores).toBeGreaterThan(0);
     expect(report.machine.nodeLlamaCpp).toMatch(/^\d+\.\d+\.\d+/);

@@ -55,6 +55,13 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     HEARTH_LOG_LEVEL: process.env.HEARTH_TEST_LOG_LEVEL ?? "warn",
     HEARTH_WORKER_THREADS: "1",
     HEARTH_CONTEXT_SIZE: "512",
+    // Limits far above what a test sends, so their code runs on every request without refusing
+    // any; the tests of the limits set their own.
+    HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000000",
+    HEARTH_KEY_REQUESTS_PER_MINUTE: "1000000",
+    HEARTH_AUTH_FAILURES_PER_MINUTE: "1000000",
+    HEARTH_ACCOUNT_MAX_IN_FLIGHT: "100000",
+    HEARTH_ACCOUNT_MAX_MODELS: "100000",
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...(pg ? { DATABASE_URL: pg.url } : {}),
     ...options.env,

@@ -32,6 +32,7 @@ export interface Management {
 
 export interface Reply {
   status: number;
+  headers: Headers;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
 }
@@ -56,7 +57,7 @@ export function management(hearth: TestHearth, accountId: string, apiKey: string
     } catch {
       // not JSON
     }
-    return { status: response.status, body: parsed };
+    return { status: response.status, body: parsed, headers: response.headers };
   };
   const self: Management = {
     apiKey,

@@ -6,18 +6,19 @@ import {
   adminListAccountsRoute,
   adminListKeysRoute,
   adminRevokeKeyRoute,
+  adminUpdateAccountRoute,
 } from "../contract/admin/routes.js";
-import { accountResource } from "../management/resources.js";
 import { mountRoute } from "../mount-route.js";
 
-/** /v1/admin: accounts and API keys. app.ts lets only admin keys reach them. */
+/** /v1/admin: accounts, their limits, and API keys (each route needs the admin scope). */
 export function adminRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
   const { administration } = management;
-  mountRoute(app, adminListAccountsRoute, async (c) =>
-    c.json({ accounts: (await administration.accounts()).map(accountResource) }, 200),
-  );
+  mountRoute(app, adminListAccountsRoute, async (c) => c.json({ accounts: await administration.accounts() }, 200));
   mountRoute(app, adminCreateAccountRoute, async (c, { body }) =>
-    c.json(accountResource(await administration.createAccount(body)), 200),
+    c.json(await administration.createAccount(body), 200),
+  );
+  mountRoute(app, adminUpdateAccountRoute, async (c, { params, body }) =>
+    c.json(await administration.updateAccount(params.account_id, body), 200),
   );
   mountRoute(app, adminIssueKeyRoute, async (c, { params, body }) =>
     c.json(await administration.issueKey(params.account_id, body), 200),

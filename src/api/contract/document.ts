@@ -38,6 +38,7 @@ export const contractRoutes: ContractRoute[] = [
   images.controlNetRoute,
   admin.adminListAccountsRoute,
   admin.adminCreateAccountRoute,
+  admin.adminUpdateAccountRoute,
   admin.adminIssueKeyRoute,
   admin.adminListKeysRoute,
   admin.adminRevokeKeyRoute,

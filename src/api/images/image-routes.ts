@@ -10,6 +10,7 @@ import {
   type GeneratedImages,
 } from "../contract/images/routes.js";
 import { parseForm } from "../middleware/parse-body.js";
+import { admitGeneration } from "../admit-generation.js";
 import { mountRoute } from "../mount-route.js";
 import type { ImageAsk, ImageRunEvent } from "../services/image-generation.js";
 import { imageSse } from "./image-sse.js";
@@ -88,7 +89,9 @@ async function respond(c: Context<AppEnv>, deps: AppDeps, name: string, ask: Ima
     );
   }
   const abort = clientGone(c.req.raw);
-  const events = deps.images.run(c.get("caller").accountId, name, ask, abort.signal);
+  const events = deps.images.run(c.get("caller").accountId, name, ask, abort.signal, (requestId) =>
+    admitGeneration(c, deps, requestId, 0),
+  );
   if (kind === "events") return imageSse(events, toJson, () => abort.abort());
   const result = await lastResult(events);
   if (kind === "json") return c.json(toJson(result));

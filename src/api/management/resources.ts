@@ -1,4 +1,5 @@
 import type { Account } from "../../db/schema/accounts.js";
+import { effectiveLimits, type LimitDefaults } from "../../limits/effective-limits.js";
 import type { Caller } from "../app-env.js";
 import type { Deployment } from "../../db/schema/deployments.js";
 import type { Model } from "../../db/schema/models.js";
@@ -47,24 +48,25 @@ export function deploymentResource(d: Deployment): DeploymentResource {
   };
 }
 
-export function accountResource(a: Account): AccountResource {
+export function accountResource(a: Account, defaults: LimitDefaults): AccountResource {
   return {
     name: `accounts/${a.id}`,
     accountId: a.id,
     displayName: a.displayName,
     enterprise: a.enterprise,
     maxDeployedModels: a.enterprise ? null : a.maxDeployedModels,
+    limits: effectiveLimits(a, defaults),
     createTime: a.createdAt.toISOString(),
   };
 }
 
 /** GET /v1/whoami: the key (its ID and the prefix listings show) and its account. */
-export function whoAmIResource(caller: Caller, account: Account): WhoAmI {
+export function whoAmIResource(caller: Caller, account: Account, defaults: LimitDefaults): WhoAmI {
   return {
     accountId: caller.accountId,
     keyId: caller.keyId,
     keyPrefix: caller.keyPrefix,
     scopes: [...caller.scopes],
-    account: accountResource(account),
+    account: accountResource(account, defaults),
   };
 }

@@ -1,11 +1,14 @@
 import crypto from "node:crypto";
 import { getCookie } from "hono/cookie";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
 import type { AuthenticatedKey } from "../../auth/api-keys.js";
 import { CSRF_HEADER, SESSION_COOKIE, type SessionStore } from "../../auth/sessions.js";
 import { AppError } from "../../errors.js";
 import type { AppEnv } from "../app-env.js";
+import type { Admission } from "../services/admission.js";
 
 /**
  * Who calls: `Authorization: Bearer <API key>`, or a web page's session (its cookie).
@@ -17,7 +20,12 @@ import type { AppEnv } from "../app-env.js";
  * site's page set such a header only after a CORS preflight, which Hearth never grants. The
  * cookie is also SameSite=Lax, so it is not even sent with another site's POSTs.
  */
-export function requireApiKey(apiKeys: ApiKeyAuthenticator, sessions: SessionStore) {
+export function requireApiKey(
+  apiKeys: ApiKeyAuthenticator,
+  sessions: SessionStore,
+  admission: Admission,
+  trustProxy: boolean,
+) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("authorization");
     let key: AuthenticatedKey | null;
@@ -26,8 +34,14 @@ export function requireApiKey(apiKeys: ApiKeyAuthenticator, sessions: SessionSto
       if (!match) {
         throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");
       }
+      // Guessing keys costs a database query each: an address that keeps failing is cut off first.
+      const address = clientAddress(c, trustProxy);
+      await admission.checkAddress(address);
       key = await apiKeys.authenticate(match[1]!);
-      if (!key) throw new AppError("unauthorized", "Invalid API key.");
+      if (!key) {
+        await admission.authFailed(address);
+        throw new AppError("unauthorized", "Invalid API key.");
+      }
     } else {
       const session = await sessions.get(getCookie(c, SESSION_COOKIE)!);
       if (!session) throw new AppError("unauthorized", "The session has ended: sign in again.");
@@ -41,9 +55,39 @@ export function requireApiKey(apiKeys: ApiKeyAuthenticator, sessions: SessionSto
           "The API key this session signed in with was revoked or has expired: sign in again.",
         );
     }
-    c.set("caller", { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, scopes: key.scopes });
+    const caller = { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, scopes: key.scopes };
+    c.set("caller", caller);
+    // Every authenticated request counts against its key's and its account's requests per minute.
+    c.set("answerHeaders", await admission.request(caller));
     await next();
+    // On every answer, streams and error bodies included (a handler's own Response does not
+    // carry what c.header set, so they are added here, to whatever answer was made).
+    setHeaders(c, c.get("answerHeaders"));
   });
+}
+
+function setHeaders(c: Context<AppEnv>, headers: Record<string, string>): void {
+  const entries = Object.entries(headers).filter(([name]) => !c.res.headers.has(name));
+  if (entries.length === 0) return;
+  try {
+    for (const [name, value] of entries) c.res.headers.set(name, value);
+  } catch {
+    // Immutable headers (a Response from fetch): the same answer, with headers of its own.
+    const copy = new Response(c.res.body, c.res);
+    for (const [name, value] of entries) copy.headers.set(name, value);
+    c.res = copy;
+  }
+}
+
+/** The client's address: the connection's, or behind a trusted proxy the first X-Forwarded-For entry. */
+export function clientAddress(c: Context<AppEnv>, trustProxy: boolean): string {
+  const forwarded = trustProxy ? c.req.header("x-forwarded-for")?.split(",")[0]?.trim() : undefined;
+  if (forwarded) return forwarded;
+  try {
+    return getConnInfo(c).remote.address ?? "unknown";
+  } catch {
+    return "unknown"; // not served by node-server (app.request in tests)
+  }
 }
 
 /** Compares two secrets in constant time. */

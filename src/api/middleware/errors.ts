@@ -18,6 +18,7 @@ export function renderError(log: Logger) {
     }
     // Everything that is a 503 passes (a worker, Redis, the database): a client may retry soon.
     if (error.status === 503) c.header("retry-after", "1");
+    for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
     // An internal failure's own words (paths, keys, a library's text) are for the logs only.
     const shown = error.code === "internal" ? INTERNAL : error;
     return c.json(shown.toBody(), error.status as ContentfulStatusCode);

@@ -10,6 +10,8 @@ import { REQUEST_ID_HEADER } from "../request-id.js";
 import type { ChatMeta } from "./chat-chunks.js";
 import { collect, unixNow, usageBody } from "./collect.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
+import { chatEstimate } from "./token-estimate.js";
+import { admitGeneration } from "../admit-generation.js";
 import { sseResponse } from "./sse.js";
 import { chunksOf, type StreamView } from "./stream-view.js";
 
@@ -28,10 +30,15 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const view: StreamView | undefined = req.stream
       ? { endpoint: "chat", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
       : undefined;
-    const events = deps.inference.run(
-      { kind: "chat", model, messages: toMessages(req.messages), n, sampling: toSampling(req, maxTokens) },
-      abort.signal,
-      { requestId, resumable: view && { accountId: c.get("caller").accountId, view } },
+    const messages = toMessages(req.messages);
+    const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
+    const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
+    const events = ticket.track(
+      deps.inference.run({ kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens) }, abort.signal, {
+        requestId,
+        resumable: view && { accountId: c.get("caller").accountId, view },
+        priority: ticket.priority,
+      }),
     );
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });

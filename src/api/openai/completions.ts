@@ -9,6 +9,8 @@ import { collect, unixNow, usageBody } from "./collect.js";
 import type { CompletionMeta } from "./completion-chunks.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
+import { completionEstimate } from "./token-estimate.js";
+import { admitGeneration } from "../admit-generation.js";
 import { sseResponse } from "./sse.js";
 import { chunksOf, type StreamView } from "./stream-view.js";
 
@@ -42,10 +44,17 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const view: StreamView | undefined = req.stream
       ? { endpoint: "completion", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
       : undefined;
-    const events = deps.inference.run(
-      { kind: "completion", model, prompts, n, sampling: toSampling(req, maxTokens) },
-      abort.signal,
-      { requestId, resumable: view && { accountId: c.get("caller").accountId, view } },
+    const ticket = await admitGeneration(c, deps, requestId, completionEstimate(prompts, n, maxTokens));
+    const events = ticket.track(
+      deps.inference.run(
+        { kind: "completion", model, prompts, n, sampling: toSampling(req, maxTokens) },
+        abort.signal,
+        {
+          requestId,
+          resumable: view && { accountId: c.get("caller").accountId, view },
+          priority: ticket.priority,
+        },
+      ),
     );
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });

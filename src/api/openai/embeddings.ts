@@ -7,6 +7,8 @@ import { embeddingsRoute } from "../contract/openai/routes.js";
 import type { EmbeddingList } from "../contract/openai/responses.js";
 import { mountRoute } from "../mount-route.js";
 import { collect, usageBody } from "./collect.js";
+import { embeddingEstimate } from "./token-estimate.js";
+import { admitGeneration } from "../admit-generation.js";
 import { checkEmbeddingTarget } from "../../queues/jobs.js";
 
 export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
@@ -25,7 +27,13 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const requestId = randomUUID();
     c.header(REQUEST_ID_HEADER, requestId); // on errors too
     // All inputs go to the worker as one job.
-    const events = deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal, { requestId });
+    const ticket = await admitGeneration(c, deps, requestId, embeddingEstimate(inputs));
+    const events = ticket.track(
+      deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal, {
+        requestId,
+        priority: ticket.priority,
+      }),
+    );
     const result = await collect(events, 0);
     const base64 = req.encoding_format === "base64";
     const reply: EmbeddingList = {

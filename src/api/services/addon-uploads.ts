@@ -55,21 +55,43 @@ export class AddonUploads {
         param: "x-content-sha256",
       });
     }
-    const max = this.config.maxUploadBytes;
-    if (options.contentLength !== undefined && options.contentLength > max) {
+    const key = storageKeys.modelFile(accountId, modelId, fileName);
+    const limit = await this.sizeLimit(accountId, key);
+    if (options.contentLength !== undefined && options.contentLength > limit.bytes) {
       throw new AppError(
         "payload_too_large",
-        `${fileName} is ${options.contentLength} bytes; files may have at most ${max}.`,
+        `${fileName} is ${options.contentLength} bytes, more than ${limit.what}; nothing was stored.`,
       );
     }
     if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
     const info = await this.storage
-      .put(storageKeys.modelFile(accountId, modelId, fileName), body, { maxBytes: max, expectedSha256: options.sha256 })
+      .put(key, body, { maxBytes: limit.bytes, expectedSha256: options.sha256 })
       .catch((cause: unknown) => {
-        throw uploadProblem(cause, fileName, max, options.sha256);
+        throw uploadProblem(cause, fileName, limit.what, options.sha256);
       });
     await this.reopen(model);
     return { ...info, fileName };
+  }
+
+  /**
+   * The most bytes this file may have: the per-file limit, or what is left of the account's
+   * storage quota (its other uploaded files count; the one being replaced does not), and how to
+   * say which. Two uploads at once may together pass the quota by up to one file.
+   */
+  private async sizeLimit(accountId: string, key: string): Promise<{ bytes: number; what: string }> {
+    const perFile = this.config.maxUploadBytes;
+    const { maxStoredBytes } = await this.catalog.limits.of(accountId);
+    let used = 0;
+    for (const stored of await this.storage.list(storageKeys.accountModels(accountId))) {
+      if (stored !== key && stored.includes("/files/")) used += (await this.storage.stat(stored))?.size ?? 0;
+    }
+    const left = Math.max(0, maxStoredBytes - used);
+    return left < perFile
+      ? {
+          bytes: left,
+          what: `the ${left} bytes left of account "${accountId}"'s storage quota (${maxStoredBytes} bytes, ${used} in use): delete files or models, or ask an admin for more`,
+        }
+      : { bytes: perFile, what: `${perFile} bytes, the most one file may have` };
   }
 
   /** Removes an uploaded file (e.g. one of the wrong form); a missing file is fine. */
@@ -206,15 +228,11 @@ export class AddonUploads {
 }
 
 /** Says what went wrong with an upload in the client's terms (its file name, not a storage key). Nothing was stored. */
-function uploadProblem(cause: unknown, fileName: string, max: number, sha256: string | undefined): AppError {
+function uploadProblem(cause: unknown, fileName: string, limit: string, sha256: string | undefined): AppError {
   if (cause instanceof AppError && cause.code === "payload_too_large") {
-    return new AppError(
-      "payload_too_large",
-      `${fileName} is larger than ${max} bytes, the most one file may have; nothing was stored.`,
-      {
-        cause,
-      },
-    );
+    return new AppError("payload_too_large", `${fileName} is larger than ${limit}; nothing was stored.`, {
+      cause,
+    });
   }
   if (cause instanceof AppError && cause.code === "invalid_request" && sha256 !== undefined) {
     return new AppError(

@@ -1,25 +1,47 @@
 import { issueApiKey } from "../../auth/api-keys.js";
 import type { Db } from "../../db/client.js";
-import { createAccount, getAccount, listAccounts } from "../../db/queries/accounts.js";
+import { createAccount, getAccount, listAccounts, updateAccount } from "../../db/queries/accounts.js";
 import { listApiKeys, revokeApiKey, type ApiKeySummary } from "../../db/queries/api-keys.js";
 import type { Account } from "../../db/schema/accounts.js";
 import { DEFAULT_KEY_SCOPES } from "../../domain/vocabulary.js";
 import { AppError } from "../../errors.js";
-import type { ApiKeyResource, CreateAccountRequest, IssueApiKeyRequest } from "../contract/admin/resources.js";
+import type { LimitDefaults } from "../../limits/effective-limits.js";
+import type {
+  ApiKeyResource,
+  CreateAccountRequest,
+  IssueApiKeyRequest,
+  UpdateAccountRequest,
+} from "../contract/admin/resources.js";
+import type { AccountResource } from "../contract/management/resources.js";
+import { accountResource } from "../management/resources.js";
 
 /** Accounts and API keys, for the operators' endpoints (routes that need the admin scope). */
 export class Administration {
   constructor(
     private readonly db: Db,
-    /** Told of each key revoked, so that this process stops accepting it at once. */
-    private readonly onRevoked: (keyId: string) => void = () => {},
+    /** The limits an account has unless an admin sets others (config.limits). */
+    private readonly defaults: LimitDefaults,
+    /** This process's caches, told of each change so that it applies here at once. */
+    private readonly changed: { keyRevoked?(keyId: string): void; accountChanged?(accountId: string): void } = {},
   ) {}
 
-  accounts(): Promise<Account[]> {
-    return listAccounts(this.db);
+  async accounts(): Promise<AccountResource[]> {
+    return (await listAccounts(this.db)).map((a) => accountResource(a, this.defaults));
   }
 
-  async createAccount(request: CreateAccountRequest): Promise<Account> {
+  async createAccount(request: CreateAccountRequest): Promise<AccountResource> {
+    return accountResource(await this.insertAccount(request), this.defaults);
+  }
+
+  async updateAccount(accountId: string, request: UpdateAccountRequest): Promise<AccountResource> {
+    const { limits, ...fields } = request;
+    const account = await updateAccount(this.db, accountId, { ...fields, ...limits });
+    if (!account) throw new AppError("not_found", `Account "${accountId}" does not exist.`, { param: "account_id" });
+    this.changed.accountChanged?.(accountId);
+    return accountResource(account, this.defaults);
+  }
+
+  private async insertAccount(request: CreateAccountRequest): Promise<Account> {
     const account = await createAccount(this.db, {
       id: request.accountId,
       displayName: request.displayName ?? request.accountId,
@@ -52,7 +74,7 @@ export class Administration {
   async revokeKey(prefix: string): Promise<ApiKeyResource> {
     const key = await revokeApiKey(this.db, { prefix });
     if (!key) throw new AppError("not_found", `No API key has the prefix "${prefix}".`, { param: "prefix" });
-    this.onRevoked(key.id);
+    this.changed.keyRevoked?.(key.id);
     return apiKeyResource(key);
   }
 }

@@ -3,9 +3,10 @@ import type { Redis } from "ioredis";
 import sharp, { type Metadata } from "sharp";
 import type { Config } from "../../config.js";
 import { AppError } from "../../errors.js";
+import type { GenerationTicket } from "./admission.js";
 import type { ImageParams } from "../../images/image-backend.js";
 import { imageBlobs } from "../../queues/image-job.js";
-import type { InferenceClient } from "../../queues/inference-client.js";
+import type { ImageRequestPayload, InferenceClient } from "../../queues/inference-client.js";
 import type { ModelResolver } from "./model-resolver.js";
 
 /** What an image request asks for, in Hearth's terms (the routes convert the wire fields). */
@@ -44,7 +45,17 @@ export class ImageGeneration {
     private readonly config: Config,
   ) {}
 
-  async *run(callerAccountId: string, name: string, ask: ImageAsk, signal: AbortSignal): AsyncGenerator<ImageRunEvent> {
+  /**
+   * `admit` lets the request in (services/admission.ts: the account's in-flight cap and its
+   * place in the queue) once it is known to be valid, before its images are stored.
+   */
+  async *run(
+    callerAccountId: string,
+    name: string,
+    ask: ImageAsk,
+    signal: AbortSignal,
+    admit: (requestId: string) => Promise<GenerationTicket>,
+  ): AsyncGenerator<ImageRunEvent> {
     const { target } = await this.models.forImages(callerAccountId, name);
     const backend = this.config.images.models.find((m) => m.id === target.baseModelId)?.backend.kind ?? "a1111";
     const size = SIZES[backend];
@@ -60,17 +71,28 @@ export class ImageGeneration {
       sampler: ask.sampler,
     };
     const requestId = randomUUID();
+    const ticket = await admit(requestId);
     const prefix = this.config.redisPrefix;
-    const init = ask.init && {
-      blob: await this.park(ask.init.file, "init_image", imageBlobs.key(prefix, requestId, "init")),
-      strength: ask.init.strength,
-    };
-    const control = ask.control && {
-      blob: await this.park(ask.control.file, "control_image", imageBlobs.key(prefix, requestId, "control")),
-      name: ask.control.name,
-      scale: ask.control.scale,
-    };
-    for await (const event of this.inference.runImage({ requestId, model: target, params, init, control }, signal)) {
+    let init: ImageRequestPayload["init"];
+    let control: ImageRequestPayload["control"];
+    try {
+      init = ask.init && {
+        blob: await this.park(ask.init.file, "init_image", imageBlobs.key(prefix, requestId, "init")),
+        strength: ask.init.strength,
+      };
+      control = ask.control && {
+        blob: await this.park(ask.control.file, "control_image", imageBlobs.key(prefix, requestId, "control")),
+        name: ask.control.name,
+        scale: ask.control.scale,
+      };
+    } catch (error) {
+      await ticket.release();
+      throw error;
+    }
+    const events = ticket.track(
+      this.inference.runImage({ requestId, model: target, params, init, control }, signal, ticket.priority),
+    );
+    for await (const event of events) {
       if (event.type === "progress") yield event;
       if (event.type === "done") {
         const images = [];

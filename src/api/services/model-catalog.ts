@@ -2,6 +2,7 @@ import type { Db } from "../../db/client.js";
 import { getAccount } from "../../db/queries/accounts.js";
 import { getDeployment } from "../../db/queries/deployments.js";
 import {
+  countModels,
   createModel,
   getModel,
   getVisibleModel,
@@ -18,6 +19,7 @@ import { storageKeys } from "../../storage/keys.js";
 import type { ModelChangeNotifier } from "../../queues/model-changes.js";
 import type { Caller } from "../app-env.js";
 import type { ConversationConfig, ModelFile } from "../contract/management/resources.js";
+import type { AccountLimitsCache } from "./account-limits.js";
 import type { ChatTemplateCheck } from "./chat-template-check.js";
 import { modelName, parseModelName } from "../../domain/model-name.js";
 
@@ -50,10 +52,19 @@ export class ModelCatalog {
     private readonly storage: BlobStore,
     private readonly modelChanges: ModelChangeNotifier,
     readonly templates: ChatTemplateCheck,
+    readonly limits: AccountLimitsCache,
   ) {}
 
   async create(caller: Caller, accountId: string, input: CreateModelInput): Promise<ModelView> {
     this.ownAccount(caller, accountId);
+    const { maxModels } = await this.limits.of(accountId);
+    const count = await countModels(this.db, accountId);
+    if (count >= maxModels) {
+      throw new AppError(
+        "quota_exceeded",
+        `Account "${accountId}" has ${count} models, its quota of ${maxModels}: delete one, or ask an admin for more.`,
+      );
+    }
     if (input.baseModel !== undefined) await this.baseModel(caller, input.baseModel, "model.baseModel");
     if (input.conversationConfig) {
       await this.templates.check(input.conversationConfig.template, "model.conversationConfig.template");

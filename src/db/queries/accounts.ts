@@ -9,6 +9,28 @@ export interface CreateAccountInput {
   maxDeployedModels?: number;
 }
 
+/** What an admin may change on an account: its limits, null meaning the configured default. */
+export type AccountPatch = Partial<
+  Pick<
+    Account,
+    | "displayName"
+    | "enterprise"
+    | "maxDeployedModels"
+    | "requestsPerMinute"
+    | "tokensPerMinute"
+    | "maxInFlightRequests"
+    | "maxModels"
+    | "maxStoredBytes"
+  >
+>;
+
+/** Changes an account; null when there is no such account. */
+export async function updateAccount(db: Db, id: string, patch: AccountPatch): Promise<Account | null> {
+  if (Object.keys(patch).length === 0) return getAccount(db, id);
+  const rows = await db.update(accounts).set(patch).where(eq(accounts.id, id)).returning();
+  return rows[0] ?? null;
+}
+
 /** Creates an account; null when the ID is taken. */
 export async function createAccount(db: Db, input: CreateAccountInput): Promise<Account | null> {
   const rows = await db

@@ -93,6 +93,12 @@ export async function createModel(db: Db, input: NewModel): Promise<Model | null
 }
 
 /** A model by its owner, without any visibility check. */
+/** How many models an account has (its quota counts them). */
+export async function countModels(db: Db, accountId: string): Promise<number> {
+  const rows = await db.select({ n: sql<number>`count(*)::int` }).from(models).where(eq(models.accountId, accountId));
+  return Number(rows[0]?.n ?? 0);
+}
+
 export async function getModel(db: Db, accountId: string, modelId: string): Promise<Model | null> {
   return (await db.query.models.findFirst({ where: modelKey(models, accountId, modelId) })) ?? null;
 }

@@ -31,6 +31,7 @@ describe("the admin endpoints", () => {
       "DELETE /v1/admin/api-keys/hth_NoSuchKey",
       "GET /v1/admin/accounts",
       "GET /v1/admin/api-keys",
+      "PATCH /v1/admin/accounts/member-acct",
       "POST /v1/admin/accounts",
       "POST /v1/admin/accounts/member-acct/api-keys",
     ]);

@@ -207,9 +207,28 @@ describe("the OpenAPI document", () => {
       "components/schemas/Deployment",
       deploymentResource({ ...deployment, state: "DEPLOYING", deployedAt: null }),
     );
-    const account = { id: "acme", displayName: "Acme", enterprise: false, maxDeployedModels: 100, createdAt: at };
-    expectMatches("components/schemas/Account", accountResource(account));
-    expectMatches("components/schemas/Account", accountResource({ ...account, enterprise: true }));
+    const account = {
+      id: "acme",
+      displayName: "Acme",
+      enterprise: false,
+      maxDeployedModels: 100,
+      createdAt: at,
+      requestsPerMinute: 60,
+      tokensPerMinute: null,
+      maxInFlightRequests: null,
+      maxModels: null,
+      maxStoredBytes: 1024,
+    };
+    const defaults = loadConfig({ HEARTH_RATE_LIMIT_TOKENS_PER_MINUTE: "0" }).limits;
+    expectMatches("components/schemas/Account", accountResource(account, defaults));
+    expectMatches("components/schemas/Account", accountResource({ ...account, enterprise: true }, defaults));
+    expect(accountResource(account, defaults).limits).toEqual({
+      requestsPerMinute: 60,
+      tokensPerMinute: null,
+      maxInFlightRequests: 64,
+      maxModels: 100,
+      maxStoredBytes: 1024,
+    });
   });
 
   it("has no named schema that accepts null (a nullable field is anyOf [$ref, null])", () => {

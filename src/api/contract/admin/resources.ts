@@ -25,6 +25,34 @@ export const createAccountBody = z
   .openapi("CreateAccountRequest");
 export type CreateAccountRequest = z.infer<typeof createAccountBody>;
 
+const limit = (max: number) =>
+  z
+    .number()
+    .int()
+    .min(1, { message: "a limit is at least 1 (null puts back the default)" })
+    .max(max)
+    .nullable()
+    .optional();
+
+export const updateAccountBody = z
+  .strictObject({
+    displayName: z.string().min(1).max(256).optional(),
+    enterprise: z.boolean().optional().openapi({ description: "No limit on deployed models." }),
+    maxDeployedModels: z.number().int().min(0).max(1_000_000_000).optional(),
+    limits: z
+      .strictObject({
+        requestsPerMinute: limit(100_000_000),
+        tokensPerMinute: limit(2_000_000_000),
+        maxInFlightRequests: limit(1_000_000),
+        maxModels: limit(1_000_000_000),
+        maxStoredBytes: limit(Number.MAX_SAFE_INTEGER),
+      })
+      .optional()
+      .openapi({ description: "Each one given: a number, or null for the server's default (docs/security.md)." }),
+  })
+  .openapi("UpdateAccountRequest");
+export type UpdateAccountRequest = z.infer<typeof updateAccountBody>;
+
 export const issueKeyBody = z
   .strictObject({
     name: z.string().min(1).max(256).optional().openapi({ description: "What the key is for. Default: default." }),

@@ -9,13 +9,14 @@ import {
   apiKeySchema,
   createAccountBody,
   issueKeyBody,
+  updateAccountBody,
   issuedKeySchema,
 } from "./resources.js";
 
-/** The operators' endpoints: accounts and API keys. An admin key only; a member key gets 403. */
+/** The operators' endpoints: accounts, their limits, and API keys. Keys with the admin scope only. */
 
 const tag = "Administration";
-const ADMIN_ONLY = { forbidden: "The key's role is `member`: these endpoints need an `admin` key." };
+const ADMIN_ONLY = {};
 
 const accountId = z
   .string()
@@ -47,6 +48,28 @@ export const adminCreateAccountRoute = contractRoute({
     ...JSON_BODY_LIMIT,
     invalid_request: "A field is missing or invalid (`param` names it).",
     conflict: "An account with that ID exists.",
+  },
+});
+
+export const adminUpdateAccountRoute = contractRoute({
+  method: "patch",
+  path: "/v1/admin/accounts/{account_id}",
+  operationId: "adminUpdateAccount",
+  scope: "admin",
+  summary: "Change an account: its name, deployment limit, rate limits and quotas",
+  description:
+    "Each limit given is set; `null` puts it back to the server's default. It applies at once on this API process and within `HEARTH_AUTH_CACHE_TTL_MS` on the others.",
+  tag,
+  request: {
+    params: z.object({ account_id: accountId }),
+    body: { required: true, content: jsonContent(updateAccountBody) },
+  },
+  responses: ok("The account, with its limits as they now apply.", accountSchema),
+  errors: {
+    ...ADMIN_ONLY,
+    ...JSON_BODY_LIMIT,
+    invalid_request: "A field is invalid (`param` names it).",
+    not_found: "No such account.",
   },
 });
 

@@ -92,6 +92,20 @@ export const modelPageSchema = z
   .openapi("ModelPage");
 export type ModelPage = z.infer<typeof modelPageSchema>;
 
+export const accountLimitsSchema = z
+  .strictObject({
+    requestsPerMinute: z.number().int().nullable().openapi({ description: "Over every /v1 request; null: no limit." }),
+    tokensPerMinute: z.number().int().nullable().openapi({
+      description: "Prompt and completion tokens of generations; null: no limit.",
+    }),
+    maxInFlightRequests: z.number().int().openapi({ description: "Generation requests queued or running at once." }),
+    maxModels: z.number().int().openapi({ description: "Models the account may have." }),
+    maxStoredBytes: z.number().int().openapi({ description: "Bytes of uploaded files the account may store." }),
+  })
+  .openapi("AccountLimits", {
+    description: "The account's limits as they apply: set by an admin, else the server's defaults (docs/security.md).",
+  });
+
 export const accountSchema = z
   .strictObject({
     name: z.string().openapi({ description: "accounts/<account_id>" }),
@@ -101,6 +115,7 @@ export const accountSchema = z
     maxDeployedModels: z.number().int().nullable().openapi({
       description: "How many models may be deployed (or deploying, or undeploying) at once; null: no limit.",
     }),
+    limits: accountLimitsSchema,
     createTime: time,
   })
   .openapi("Account");

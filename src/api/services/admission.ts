@@ -1,0 +1,175 @@
+import type { Logger } from "../../logger.js";
+import type { InFlightRequests } from "../../limits/in-flight.js";
+import type { RateWindows, WindowState } from "../../limits/rate-windows.js";
+import { AppError } from "../../errors.js";
+import type { SequencedEvent, Usage } from "../../queues/stream.js";
+import type { Caller } from "../app-env.js";
+import type { AccountLimitsCache } from "./account-limits.js";
+
+/**
+ * Who may go on, in one place (docs/security.md): every /v1 request against its key's and its
+ * account's requests per minute; every generation also against the account's tokens per minute
+ * (its estimate at admission, corrected to its usage at the end) and its cap on requests queued
+ * or running, whose count orders the queue fairly between accounts. Refusals are 429s with
+ * Retry-After; answers carry OpenAI's x-ratelimit-* headers either way.
+ */
+export class Admission {
+  constructor(
+    private readonly windows: RateWindows,
+    private readonly inFlight: InFlightRequests,
+    private readonly limits: AccountLimitsCache,
+    private readonly perKeyAndAddress: { keyRequestsPerMinute: number; authFailuresPerMinute: number },
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Before a key is checked: a client address that failed authentication too often this minute
+   * is refused without asking the database (an unknown key costs a query).
+   */
+  async checkAddress(address: string): Promise<void> {
+    const limit = this.perKeyAndAddress.authFailuresPerMinute;
+    const window = await this.windows.peek("auth-failures", address, limit);
+    if (window.remaining <= 0) {
+      throw limited(`Too many failed authentications from ${address} this minute.`, window, "requests");
+    }
+  }
+
+  /** A failed authentication from `address`, counted. */
+  async authFailed(address: string): Promise<void> {
+    await this.windows.consume("auth-failures", address, 1, this.perKeyAndAddress.authFailuresPerMinute);
+  }
+
+  /** A /v1 request: counts it for its key and its account; the headers to answer with. */
+  async request(caller: Caller): Promise<Record<string, string>> {
+    const { requestsPerMinute } = await this.limits.of(caller.accountId);
+    const windows: WindowState[] = [];
+    const perKey = this.perKeyAndAddress.keyRequestsPerMinute;
+    if (perKey > 0) {
+      const key = await this.windows.consume("key-requests", caller.keyId, 1, perKey);
+      if (!key.allowed)
+        throw limited(`This API key made more than ${key.limit} requests this minute.`, key, "requests");
+      windows.push(key);
+    }
+    if (requestsPerMinute !== null) {
+      const account = await this.windows.consume("account-requests", caller.accountId, 1, requestsPerMinute);
+      if (!account.allowed) {
+        throw limited(
+          `Account "${caller.accountId}" made more than ${account.limit} requests this minute.`,
+          account,
+          "requests",
+        );
+      }
+      windows.push(account);
+    }
+    // The window that binds (the fewest requests left) is the one reported.
+    const binding = windows.sort((a, b) => a.remaining - b.remaining)[0];
+    return binding ? rateHeaders(binding, "requests") : {};
+  }
+
+  /**
+   * A generation about to be queued: `estimate` is its most tokens (prompt bytes plus
+   * max_tokens for every choice). Resolves to its ticket: the priority it queues with, the
+   * headers, and `track`, which follows its events and settles the account at its end.
+   */
+  async generation(caller: Caller, requestId: string, estimate: number): Promise<GenerationTicket> {
+    const accountId = caller.accountId;
+    const limits = await this.limits.of(accountId);
+    const tpm = limits.tokensPerMinute;
+    let headers: Record<string, string> = {};
+    let counted = 0;
+    if (tpm !== null && estimate > 0) {
+      if (estimate > tpm) {
+        throw new AppError(
+          "rate_limited",
+          `This request may use up to ${estimate} tokens (its prompt and max_tokens for every choice), more than the ${tpm} tokens per minute account "${accountId}" may use: lower max_tokens or n.`,
+          { param: "max_tokens" },
+        );
+      }
+      const tokens = await this.windows.consume("account-tokens", accountId, estimate, tpm);
+      if (!tokens.allowed) {
+        await this.windows.refund("account-tokens", accountId, estimate, tpm);
+        throw limited(
+          `Account "${accountId}" has used its ${tpm} tokens per minute (this request may use up to ${estimate}).`,
+          { ...tokens, remaining: Math.max(0, tokens.remaining) },
+          "tokens",
+        );
+      }
+      counted = estimate;
+      headers = rateHeaders(tokens, "tokens");
+    }
+    const slot = await this.inFlight.admit(accountId, requestId, limits.maxInFlightRequests);
+    if (!slot.admitted) {
+      if (tpm !== null) await this.windows.refund("account-tokens", accountId, counted, tpm);
+      throw new AppError(
+        "rate_limited",
+        `Account "${accountId}" has ${slot.before} requests queued or running, its limit; retry when some have finished.`,
+        { headers: { "retry-after": "1" } },
+      );
+    }
+    const settle = async (usage: Usage | undefined) => {
+      await this.inFlight.release(accountId, requestId);
+      if (tpm === null || counted === 0) return;
+      const used = usage ? usage.promptTokens + usage.completionTokens : 0;
+      if (used < counted) await this.windows.refund("account-tokens", accountId, counted - used, tpm);
+      else await this.windows.charge("account-tokens", accountId, used - counted, tpm);
+    };
+    return {
+      // BullMQ runs lower first: an account's first request in flight goes before another's tenth.
+      priority: slot.before + 1,
+      headers,
+      track: (events) => this.track(events, settle, requestId),
+      release: () => settle(undefined),
+    };
+  }
+
+  private async *track(
+    events: AsyncGenerator<SequencedEvent, void, undefined>,
+    settle: (usage: Usage | undefined) => Promise<void>,
+    requestId: string,
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
+    let usage: Usage | undefined;
+    try {
+      for await (const event of events) {
+        if (event.type === "done") usage = event.usage;
+        yield event;
+      }
+    } finally {
+      await settle(usage).catch((error: unknown) =>
+        this.log.warn("could not settle a request's limits", { requestId, error: String(error) }),
+      );
+    }
+  }
+}
+
+export interface GenerationTicket {
+  /** What the job queues with (InferenceClient's RunOptions.priority). */
+  priority: number;
+  headers: Record<string, string>;
+  /** The request's events, passed through; at their end (or the client's leaving) the account is settled. */
+  track(events: AsyncGenerator<SequencedEvent, void, undefined>): AsyncGenerator<SequencedEvent, void, undefined>;
+  /** Settles a request that never ran (it failed before its events were followed). */
+  release(): Promise<void>;
+}
+
+function limited(message: string, window: WindowState, kind: "requests" | "tokens"): AppError {
+  return new AppError("rate_limited", `${message} Retry in ${Math.ceil(window.resetMs / 1000)} s.`, {
+    headers: { "retry-after": String(Math.max(1, Math.ceil(window.resetMs / 1000))), ...rateHeaders(window, kind) },
+  });
+}
+
+/** OpenAI's headers for one window: x-ratelimit-limit-requests, -remaining-requests, -reset-requests (or -tokens). */
+export function rateHeaders(window: WindowState, kind: "requests" | "tokens"): Record<string, string> {
+  return {
+    [`x-ratelimit-limit-${kind}`]: String(window.limit),
+    [`x-ratelimit-remaining-${kind}`]: String(window.remaining),
+    [`x-ratelimit-reset-${kind}`]: duration(window.resetMs),
+  };
+}
+
+/** 1500 → "1.5s", 61000 → "1m1s", 250 → "250ms", as OpenAI writes resets. */
+function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 100) / 10;
+  return minutes > 0 ? `${minutes}m${seconds}s` : `${seconds}s`;
+}

@@ -1,0 +1,109 @@
+import { BenchHttp } from "../http-client.js";
+import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";
+import { round, summarize } from "../stats.js";
+
+/**
+ * 9. Fairness between accounts (docs/security.md, fair scheduling): account A submits
+ * `fairnessFlood` completions at once on hearth-tiny while account B sends one streamed request
+ * a second. B's time to first token under A's flood is compared with B's alone, and A's
+ * throughput with B beside it with A's alone. Each request queues with its account's number of
+ * requests in flight as its priority, so B's next request waits for a free worker slot, not for
+ * A's backlog.
+ */
+export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResult> {
+  const { sizes, progress, cluster } = ctx;
+  const admin = new BenchHttp(cluster.url, cluster.apiKey);
+  const a = await account(admin, cluster.url, "bench-flood", sizes.fairnessFlood * 2);
+  const b = await account(admin, cluster.url, "bench-steady", 16);
+  const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: sizes.loadTokens, temperature: 0 };
+  try {
+    progress.step("fairness: B alone (its time to first token unloaded)");
+    await b.stream(body);
+    const alone: number[] = [];
+    for (let i = 0; i < sizes.fairnessProbes; i++) alone.push((await b.stream(body)).ttftMs);
+
+    progress.step(`fairness: A's ${sizes.fairnessFlood} requests alone`);
+    const aAlone = await flood(a, body, sizes.fairnessFlood);
+
+    progress.step(`fairness: A's ${sizes.fairnessFlood} requests, and B's one a second`);
+    const beside: number[] = [];
+    let flooding = true;
+    const steady = (async () => {
+      while (flooding) {
+        const next = performance.now() + 1000;
+        beside.push((await b.stream(body)).ttftMs);
+        await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+      }
+    })();
+    const aBeside = await flood(a, body, sizes.fairnessFlood).finally(() => {
+      flooding = false;
+    });
+    await steady;
+
+    const unloaded = summarize(alone);
+    const loaded = summarize(beside);
+    const ratio = loaded.p50 / unloaded.p50;
+    const throughputRatio = aBeside.perSecond / aAlone.perSecond;
+    return {
+      id: "fairness",
+      title: `Fairness: account A floods ${sizes.fairnessFlood} requests, account B sends one a second`,
+      figures: [
+        figure(
+          "B's TTFT alone p50 / p99",
+          round(unloaded.p50),
+          "ms",
+          `${round(unloaded.p50)} / ${round(unloaded.p99)} ms`,
+        ),
+        figure(
+          "B's TTFT under A's flood p50 / p99",
+          round(loaded.p50),
+          "ms",
+          `${round(loaded.p50)} / ${round(loaded.p99)} ms`,
+        ),
+        figure("B's TTFT under the flood ÷ alone (p50)", round(ratio), "×"),
+        figure("A's throughput alone", round(aAlone.perSecond), "requests/s"),
+        figure("A's throughput with B beside ÷ alone", round(throughputRatio), "×"),
+        figure("A's errors", aAlone.errors + aBeside.errors, "requests"),
+      ],
+      targets: [
+        target("B's TTFT under A's flood within 2× of alone (p50)", round(ratio), "<=", 2, "×"),
+        target("A's throughput with B beside, of alone", round(throughputRatio), ">=", 0.9, "×"),
+      ],
+      notes: [
+        `${loaded.n} requests of B during the flood. B's request waits for a free slot of the worker ` +
+          `(${ctx.workerSettings.concurrency} jobs at once), never behind A's queued requests: the priority of a ` +
+          "request is its account's count of requests in flight.",
+      ],
+      details: { alone, beside, aAlone, aBeside },
+    };
+  } finally {
+    admin.close();
+    a.close();
+    b.close();
+  }
+}
+
+/** A new account (limits high enough for the flood) and a client with a key of its own. */
+async function account(admin: BenchHttp, url: string, id: string, inFlight: number): Promise<BenchHttp> {
+  await admin.postJson("/v1/admin/accounts", { accountId: id });
+  const patched = await admin.patchJson(`/v1/admin/accounts/${id}`, { limits: { maxInFlightRequests: inFlight } });
+  if (patched.status !== 200) throw new Error(`could not set ${id}'s limits: ${JSON.stringify(patched.body)}`);
+  const issued = await admin.postJson(`/v1/admin/accounts/${id}/api-keys`, { scopes: ["inference"] });
+  if (issued.status !== 200) throw new Error(`could not make a key for ${id}: ${JSON.stringify(issued.body)}`);
+  return new BenchHttp(url, (issued.body as { key: string }).key);
+}
+
+/** `count` completions at once; their throughput. */
+async function flood(client: BenchHttp, body: Record<string, unknown>, count: number) {
+  const started = performance.now();
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: count }, () =>
+      client.complete(body).catch(() => {
+        errors++;
+      }),
+    ),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds: round(seconds), perSecond: (count - errors) / seconds, errors };
+}

@@ -221,6 +221,11 @@ export const variables = {
     description:
       "Bytes of uploaded files one account may store (50 GiB); an upload past it gets 413. An admin may set another for an account.",
   },
+  HEARTH_CLI_TARBALL: {
+    schema: optionalString,
+    description:
+      "The `hearth` CLI tarball (`npm pack` output) this server offers `hearth upgrade` at `/v1/cli/hearth.tgz`, with its sha512 in `/v1/version`. Unset: the server packs its own package on first request.",
+  },
   HEARTH_SESSION_TTL_MS: {
     schema: int(60_000, 30 * 86_400_000),
     default: "43200000",

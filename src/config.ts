@@ -82,6 +82,8 @@ export interface Config {
     readonly maxModels: number;
     readonly maxStoredBytes: number;
   };
+  /** HEARTH_CLI_TARBALL: the CLI tarball served to `hearth upgrade`; unset, the server packs its own. */
+  readonly cliTarball: string | undefined;
   /** The sandbox users' chat templates render in (src/templates). */
   readonly templates: TemplateSandboxOptions;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -169,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxModels: r.HEARTH_ACCOUNT_MAX_MODELS,
       maxStoredBytes: r.HEARTH_ACCOUNT_MAX_STORED_BYTES,
     },
+    cliTarball: r.HEARTH_CLI_TARBALL === undefined ? undefined : path.resolve(r.HEARTH_CLI_TARBALL),
     templates: {
       threads: r.HEARTH_TEMPLATE_THREADS,
       timeoutMs: r.HEARTH_TEMPLATE_TIMEOUT_MS,

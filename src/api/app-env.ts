@@ -19,6 +19,7 @@ import type { ModelResolver } from "./services/model-resolver.js";
 /** What the API is built from; main.ts wires the real ones, tests may wire their own. */
 import type { AccountLimitsCache } from "./services/account-limits.js";
 import type { Admission } from "./services/admission.js";
+import type { CliPackage } from "./services/cli-package.js";
 
 export interface AppDeps {
   config: Config;
@@ -37,6 +38,8 @@ export interface AppDeps {
   admission: Admission;
   /** Accounts' limits and quotas as they apply. */
   accountLimits: AccountLimitsCache;
+  /** The CLI tarball `hearth upgrade` installs from this server. */
+  cliPackage: CliPackage;
   images: ImageGeneration;
   management: ManagementServices;
   log: Logger;

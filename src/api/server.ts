@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "../config.js";
@@ -23,6 +24,7 @@ import { IN_FLIGHT_STALE_MS, InFlightRequests } from "../limits/in-flight.js";
 import { RateWindows } from "../limits/rate-windows.js";
 import { AccountLimitsCache } from "./services/account-limits.js";
 import { Admission } from "./services/admission.js";
+import { CliPackage } from "./services/cli-package.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
 import { ControlWorker } from "../control/control-worker.js";
@@ -138,6 +140,10 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     models,
     admission,
     accountLimits,
+    cliPackage: new CliPackage(
+      { prebuilt: config.cliTarball, workDir: path.join(config.dataDir, "cli") },
+      log.child("cli-package"),
+    ),
     images,
     management,
     log,

@@ -1,10 +1,20 @@
+import { createReadStream } from "node:fs";
+import { Readable } from "node:stream";
 import type { Hono } from "hono";
+import { AppError } from "../errors.js";
 import { pingDatabase } from "../db/queries/health.js";
 import { HEARTH_VERSION } from "../package-info.js";
 import { liveWorkers } from "../queues/worker-registry.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { openApiDocument } from "./contract/document.js";
-import { documentRoutes, healthRoute, readinessRoute, versionRoute, type Readiness } from "./contract/service.js";
+import {
+  cliTarballRoute,
+  documentRoutes,
+  healthRoute,
+  readinessRoute,
+  versionRoute,
+  type Readiness,
+} from "./contract/service.js";
 import { mountRoute } from "./mount-route.js";
 
 /**
@@ -30,7 +40,28 @@ export function serviceRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const body: Readiness = { status: ready ? "ready" : "not ready", database, ...workers };
     return c.json(body, ready ? 200 : 503);
   });
-  mountRoute(app, versionRoute, (c) => c.json({ version: HEARTH_VERSION }, 200));
+  mountRoute(app, versionRoute, async (c) => {
+    const cli = await deps.cliPackage.get();
+    const offered = cli && {
+      version: cli.version,
+      url: "/v1/cli/hearth.tgz",
+      integrity: cli.integrity,
+      size: cli.size,
+    };
+    return c.json({ version: HEARTH_VERSION, cli: offered }, 200);
+  });
+  mountRoute(app, cliTarballRoute, async () => {
+    const cli = await deps.cliPackage.get();
+    if (!cli) throw new AppError("unavailable", "This server has no CLI tarball to offer.");
+    const body = Readable.toWeb(createReadStream(cli.file)) as ReadableStream<Uint8Array>;
+    return new Response(body, {
+      headers: {
+        "content-type": "application/gzip",
+        "content-length": String(cli.size),
+        "content-disposition": `attachment; filename="hearth-${cli.version}.tgz"`,
+      },
+    });
+  });
   const document = openApiDocument();
   for (const route of documentRoutes) mountRoute(app, route, (c) => c.json(document, 200));
 }

@@ -1,66 +1,165 @@
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
-import { mkdtemp, stat } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Readable } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import semver from "semver";
+import type { ServerVersion } from "../api/contract/service.js";
 import { PACKAGE_NAME } from "../package-info.js";
+import { fileIntegrity, INTEGRITY_PATTERN, integrityOf, sha512Hash } from "../packaging/integrity.js";
+import { installScriptsOf, readTarballManifest, type PackageManifest } from "../packaging/tarball-manifest.js";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
-import { readTarballManifest, type PackageManifest } from "./tarball-manifest.js";
 
 /**
- * Where `hearth upgrade` looks for a newer CLI: the npm registry (`npm view`), or a package
- * tarball (`npm pack` output) at a URL or a local path, for machines without the registry.
+ * Where `hearth upgrade` finds a newer CLI, and how it gets it without running a stranger's
+ * code (docs/security.md, "the upgrade chain of trust"):
+ *
+ * - by default, the Hearth server the CLI is signed in to: /v1/version names the tarball it
+ *   serves and its sha512;
+ * - otherwise only a source named explicitly: a tarball's path, or its https URL (http only on
+ *   this machine's loopback) with the sha512 its publisher gives (`--integrity`).
+ *
+ * Downloads stream to a file with a size cap, follow no redirect to another scheme, host or
+ * port, and are checked against their sha512 before anything is installed. A package must be
+ * the Hearth CLI (its name and launcher) with no install scripts, and npm installs it with
+ * --ignore-scripts all the same.
  */
 
-export const NPM_SOURCE = "npm";
+/** Larger than any CLI tarball Hearth makes (about 1 MB), far smaller than trouble. */
+export const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
+const MAX_REDIRECTS = 3;
+const LAUNCHER = "bin/hearth.js";
+
+export type UpdateSource =
+  | { kind: "server"; server: string }
+  | { kind: "url"; url: string; integrity?: string }
+  | { kind: "file"; file: string; integrity?: string };
 
 export interface Release {
   version: string;
-  /** What `npm install -g` is given: name@version, or the tarball's local path. */
-  installSpec: string;
   /** How the source is shown to people. */
   label: string;
+  /** Fetches the tarball (if it is not local) and checks it; the checked file's path. */
+  fetch(): Promise<{ file: string; cleanup(): Promise<void> }>;
+  /** Removes what was downloaded to read the version, when nothing is installed. */
+  discard(): Promise<void>;
 }
 
-const LAUNCHER = "bin/hearth.js";
-
-export async function findRelease(source: string): Promise<Release> {
-  if (source === NPM_SOURCE) {
-    const manifest = JSON.parse(
-      await runNpm(["view", `${PACKAGE_NAME}@latest`, "name", "version", "bin", "--json"]),
-    ) as PackageManifest;
-    const version = checkManifest(manifest, `the npm registry's ${PACKAGE_NAME}`);
-    return { version, installSpec: `${PACKAGE_NAME}@${version}`, label: "the npm registry" };
-  }
-  const file = /^https?:\/\//.test(source) ? await download(source) : path.resolve(source);
-  if (!(await stat(file).catch(() => undefined))?.isFile()) {
+/** --source (a path or a URL) with --integrity, else the signed-in server. */
+export function updateSource(options: { source?: string; integrity?: string; server: string }): UpdateSource {
+  if (options.integrity !== undefined && !INTEGRITY_PATTERN.test(options.integrity)) {
     throw usageError(
-      `The update source ${source} is not a file.`,
-      "Pass --source with a package tarball (made by `npm pack`), its URL, or npm.",
+      `Invalid --integrity "${options.integrity}": give a sha512 as npm writes it (sha512-… , 88 base64 characters).`,
     );
   }
+  if (options.source === undefined) return { kind: "server", server: options.server };
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(options.source)) {
+    checkTransport(options.source, "--source");
+    return { kind: "url", url: options.source, integrity: options.integrity };
+  }
+  return { kind: "file", file: path.resolve(options.source), integrity: options.integrity };
+}
+
+export async function findRelease(source: UpdateSource, forInstall: boolean): Promise<Release> {
+  if (source.kind === "server") return serverRelease(source.server);
+  if (source.kind === "url" && forInstall && source.integrity === undefined) {
+    throw usageError(
+      `Installing from ${source.url} needs its sha512: pass --integrity sha512-… as its publisher gives it.`,
+      "The default source, the server you are signed in to, gives it by itself.",
+    );
+  }
+  const file =
+    source.kind === "url" ? await download(source.url, { integrity: source.integrity }) : await localFile(source);
+  const version = await checkTarball(file.file, source.kind === "url" ? source.url : source.file).catch(
+    async (error: unknown) => {
+      await file.cleanup();
+      throw error;
+    },
+  );
+  const label = source.kind === "url" ? source.url : source.file;
+  return { version, label, fetch: async () => file, discard: () => file.cleanup() };
+}
+
+async function serverRelease(server: string): Promise<Release> {
+  const versionUrl = new URL("/v1/version", server).href;
+  checkTransport(versionUrl, "the server");
+  const answer = await fetchFollowingSameOrigin(versionUrl);
+  if (!answer.ok) throw new CliError(EXIT.failure, `${versionUrl} answered HTTP ${answer.status}.`);
+  const { cli } = (await answer.json()) as Partial<ServerVersion>;
+  if (!cli) {
+    throw new CliError(
+      EXIT.failure,
+      `The server at ${server} offers no CLI to upgrade to.`,
+      "Ask its operator (GET /v1/version has no cli), or pass --source and --integrity.",
+    );
+  }
+  if (!semver.valid(cli.version) || !INTEGRITY_PATTERN.test(cli.integrity) || cli.size > MAX_TARBALL_BYTES) {
+    throw new CliError(EXIT.failure, `The server at ${server} describes its CLI in a way hearth cannot use.`);
+  }
+  const url = new URL(cli.url, server).href;
+  return {
+    version: cli.version,
+    label: server,
+    discard: async () => {},
+    fetch: async () => {
+      const file = await download(url, { integrity: cli.integrity, origin: new URL(server).origin });
+      await checkTarball(file.file, url).catch(async (error: unknown) => {
+        await file.cleanup();
+        throw error;
+      });
+      return file;
+    },
+  };
+}
+
+/** Installs the checked tarball globally (npm's prefix: npm_config_prefix, .npmrc, or npm's default), running none of its scripts. */
+export async function installRelease(release: Release, log: (text: string) => void): Promise<void> {
+  const { file, cleanup } = await release.fetch();
+  try {
+    await runNpm(["install", "--global", "--ignore-scripts", "--no-audit", "--no-fund", file], log);
+  } finally {
+    await cleanup();
+  }
+}
+
+/** https, or http to this machine only: a tarball fetched in the clear from elsewhere could be anyone's. */
+function checkTransport(url: string, what: string): void {
+  const parsed = new URL(url);
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(parsed.hostname) || /^127\./.test(parsed.hostname);
+  if (parsed.protocol === "https:" || (parsed.protocol === "http:" && loopback)) return;
+  throw usageError(
+    `${what} ${url}: hearth upgrade fetches over https only (http only from this machine).`,
+    "Use an https URL, or download the tarball yourself and pass its path.",
+  );
+}
+
+async function localFile(source: { file: string; integrity?: string }) {
+  if (!(await stat(source.file).catch(() => undefined))?.isFile()) {
+    throw usageError(
+      `The update source ${source.file} is not a file.`,
+      "Pass --source with a package tarball (made by `npm pack`) or its https URL.",
+    );
+  }
+  if (source.integrity !== undefined) {
+    const { integrity } = await fileIntegrity(source.file);
+    if (integrity !== source.integrity) throw integrityMismatch(source.file, source.integrity, integrity);
+  }
+  return { file: source.file, cleanup: async () => {} };
+}
+
+/** The Hearth CLI, with no install scripts; its version. */
+async function checkTarball(file: string, where: string): Promise<string> {
   let manifest: PackageManifest;
   try {
     manifest = await readTarballManifest(file);
   } catch (e) {
     throw usageError(
-      `The update source ${source} is unusable: ${(e as Error).message}.`,
+      `The update source ${where} is unusable: ${(e as Error).message}.`,
       "Pass a tarball made by `npm pack` of Hearth.",
     );
   }
-  return { version: checkManifest(manifest, source), installSpec: file, label: source };
-}
-
-/** Installs the release globally (npm's prefix: npm_config_prefix, .npmrc, or npm's default). */
-export async function installRelease(release: Release, log: (text: string) => void): Promise<void> {
-  await runNpm(["install", "--global", "--no-audit", "--no-fund", release.installSpec], log);
-}
-
-/** Only a package with our name and our launcher is the Hearth CLI (an unrelated "hearth" exists on npm). */
-function checkManifest(manifest: PackageManifest, where: string): string {
   const bin = manifest.bin as Record<string, unknown> | undefined;
   const launcher = typeof bin?.hearth === "string" ? bin.hearth.replace(/^\.\//, "") : undefined;
   if (
@@ -69,38 +168,114 @@ function checkManifest(manifest: PackageManifest, where: string): string {
     typeof manifest.version !== "string" ||
     !semver.valid(manifest.version)
   ) {
-    const what = `${String(manifest.name)}@${String(manifest.version)}`;
     throw new CliError(
       EXIT.failure,
-      `${where} is ${what}, which is not the Hearth CLI (package ${PACKAGE_NAME} with the ${LAUNCHER} launcher).`,
-      "Point --source (or HEARTH_UPDATE_SOURCE, or update_source in auth.ini) at a Hearth tarball.",
+      `${where} is ${String(manifest.name)}@${String(manifest.version)}, which is not the Hearth CLI (package ${PACKAGE_NAME} with the ${LAUNCHER} launcher).`,
+      "Point --source at a Hearth tarball, or leave it out to upgrade from the server you are signed in to.",
+    );
+  }
+  const scripts = installScriptsOf(manifest);
+  if (scripts.length > 0) {
+    throw new CliError(
+      EXIT.failure,
+      `${where} has install scripts (${scripts.join(", ")}); Hearth's CLI has none, so this is not one of its releases. Nothing was installed.`,
     );
   }
   return manifest.version;
 }
 
-async function download(url: string): Promise<string> {
-  let response: Response;
-  try {
-    response = await fetch(url);
-  } catch (e) {
-    throw new CliError(
-      EXIT.failure,
-      `Cannot download ${url} (${String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message)}).`,
-      "Check the address, or pass --source with a local tarball.",
-    );
-  }
-  if (!response.ok || !response.body)
+/**
+ * Streams `url` to a temporary file: at most MAX_TARBALL_BYTES, redirects only within the
+ * first URL's origin (or `origin`), the sha512 computed on the way and checked at the end.
+ */
+async function download(
+  url: string,
+  expect: { integrity?: string; origin?: string },
+): Promise<{ file: string; cleanup(): Promise<void> }> {
+  const response = await fetchFollowingSameOrigin(url, expect.origin);
+  if (!response.ok || !response.body) {
     throw new CliError(
       EXIT.failure,
       `Downloading ${url} answered HTTP ${response.status}.`,
       "Check the address of the tarball.",
     );
+  }
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > MAX_TARBALL_BYTES) throw tooLarge(url);
   const dir = await mkdtemp(path.join(os.tmpdir(), "hearth-upgrade-"));
-  const base = path.basename(new URL(url).pathname).replace(/\.(tgz|tar\.gz)$/, "") || "hearth";
-  const file = path.join(dir, `${base}.tgz`);
-  await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), createWriteStream(file));
-  return file;
+  const file = path.join(dir, "hearth.tgz");
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  const hash = sha512Hash();
+  let size = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > MAX_TARBALL_BYTES) return done(tooLarge(url));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(
+      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream),
+      counted,
+      createWriteStream(file),
+    );
+  } catch (error) {
+    await cleanup();
+    if (error instanceof CliError) throw error;
+    throw new CliError(EXIT.failure, `Downloading ${url} failed: ${(error as Error).message}.`);
+  }
+  const integrity = integrityOf(hash);
+  if (expect.integrity !== undefined && integrity !== expect.integrity) {
+    await cleanup();
+    throw integrityMismatch(url, expect.integrity, integrity);
+  }
+  return { file, cleanup };
+}
+
+/** fetch, following redirects by hand: only to the same scheme, host and port as `origin` (default: the URL's). */
+async function fetchFollowingSameOrigin(url: string, origin = new URL(url).origin): Promise<Response> {
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    let response: Response;
+    try {
+      response = await fetch(current, { redirect: "manual" });
+    } catch (e) {
+      throw new CliError(
+        EXIT.failure,
+        `Cannot reach ${current} (${String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message)}).`,
+        "Check the address, or pass --source with a local tarball.",
+      );
+    }
+    if (response.status < 300 || response.status >= 400) return response;
+    const location = response.headers.get("location");
+    await response.body?.cancel();
+    const next = location ? new URL(location, current) : undefined;
+    if (!next || next.origin !== origin) {
+      throw new CliError(
+        EXIT.failure,
+        `${current} redirects to ${next?.href ?? "nowhere"}, another scheme, host or port; hearth upgrade does not follow it. Nothing was installed.`,
+      );
+    }
+    if (hop >= MAX_REDIRECTS) throw new CliError(EXIT.failure, `${url} redirects more than ${MAX_REDIRECTS} times.`);
+    current = next.href;
+  }
+}
+
+function tooLarge(url: string): CliError {
+  return new CliError(
+    EXIT.failure,
+    `${url} is larger than ${MAX_TARBALL_BYTES} bytes, more than any hearth CLI tarball; nothing was installed.`,
+  );
+}
+
+function integrityMismatch(where: string, expected: string, actual: string): CliError {
+  return new CliError(
+    EXIT.failure,
+    `${where} does not have the expected sha512 (${expected}; it has ${actual}). Nothing was installed.`,
+    "Download it again from the publisher, or check the integrity you were given.",
+  );
 }
 
 /** Runs npm; its stdout is returned (and passed to `log` line by line), a failure names npm's last words. */

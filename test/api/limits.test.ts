@@ -110,6 +110,9 @@ describe("limits", () => {
       ),
     );
     expect(open.map((r) => r.status)).toEqual([200, 200]);
+    // A stream's answer carries the headers too.
+    expect(open[0]!.headers.get("x-ratelimit-limit-tokens")).toBe("1000000");
+    expect(open[0]!.headers.get("x-ratelimit-remaining-requests")).not.toBeNull();
     expect429(await complete(streamer), /Account "streamer" has 2 requests queued or running, its limit/);
     // Others are not held back by it.
     expect((await complete(await createTestAccount(hearth, "bystander"))).status).toBe(200);

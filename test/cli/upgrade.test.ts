@@ -1,17 +1,21 @@
 import { execFile } from "node:child_process";
 import { createReadStream } from "node:fs";
-import { cp, lstat, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ServerVersion } from "../../src/api/contract/service.js";
 import { HEARTH_VERSION } from "../../src/package-info.js";
+import { fileIntegrity } from "../../src/packaging/integrity.js";
+import { startTestHearth } from "../helpers/hearth.js";
 import { json, runHearthCli, tempConfigDir } from "../helpers/run-hearth.js";
 
 /**
- * `hearth upgrade` against package tarballs made by `npm pack` (the air-gapped way: a local
- * path or a URL). The tarballs are copies of this package's manifest and launcher with
+ * `hearth upgrade` against package tarballs made by `npm pack`: from the Hearth server it is
+ * signed in to (the default), a local path or a URL, and each way a stranger's code could get in. The tarballs are copies of this package's manifest and launcher with
  * another version and no dependencies, so that `npm install --global` (into a temporary
  * prefix) needs no registry.
  */
@@ -39,8 +43,32 @@ async function packCopy(name: string, changes: Record<string, unknown>): Promise
 beforeAll(async () => {
   [work, config] = await Promise.all([mkdtemp(path.join(os.tmpdir(), "hearth-upgrade-test-")), tempConfigDir()]);
   server = http.createServer((req, res) => {
+    const url = req.url ?? "";
+    const port = (server.address() as { port: number }).port;
+    // Redirects elsewhere: another host (127.0.0.2 is this machine too), another scheme.
+    if (url.startsWith("/to-host/"))
+      return res.writeHead(302, { location: `http://127.0.0.2:${port}/${path.basename(url)}` }).end();
+    if (url.startsWith("/to-https/"))
+      return res.writeHead(302, { location: `https://127.0.0.1:${port}/${path.basename(url)}` }).end();
+    if (url.startsWith("/same/")) return res.writeHead(302, { location: `/${path.basename(url)}` }).end();
+    if (url === "/huge.tgz") {
+      // 65 MiB of zeros, made on the fly, with no Content-Length to refuse it by.
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      const chunk = Buffer.alloc(1024 * 1024);
+      let sent = 0;
+      const more = () => {
+        while (sent < 65 && res.write(chunk)) sent++;
+        if (sent >= 65) res.end();
+      };
+      res.on("drain", () => {
+        sent++;
+        more();
+      });
+      res.on("error", () => {});
+      return more();
+    }
     res.setHeader("content-type", "application/octet-stream");
-    createReadStream(path.join(work, path.basename(req.url ?? "")))
+    createReadStream(path.join(work, path.basename(url)))
       .on("error", () => res.writeHead(404).end())
       .pipe(res);
   });
@@ -107,8 +135,107 @@ describe("hearth upgrade", () => {
     const bad = await hearthCli(["upgrade", "--source", notPackage]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("is not a gzip'd package tarball");
-    expect((await hearthCli(["upgrade", "--source", `${serverUrl}/missing.tgz`])).stderr).toContain(
+    expect((await hearthCli(["upgrade", "--check", "--source", `${serverUrl}/missing.tgz`])).stderr).toContain(
       "answered HTTP 404",
     );
   });
+});
+
+describe("hearth upgrade cannot install a stranger's code", () => {
+  const prefix = () => path.join(work, `prefix-${Math.random().toString(36).slice(2)}`);
+  const nothingIn = async (dir: string) => expect(await readdir(dir).catch(() => [])).toEqual([]);
+
+  it("refuses a tarball with an install script, installing nothing", async () => {
+    const scripted = await packCopy("scripted", {
+      version: "99.0.0",
+      scripts: { postinstall: "node -e \"require('fs').writeFileSync('pwned','')\"" },
+    });
+    const target = prefix();
+    const refused = await hearthCli(["upgrade", "--source", scripted], { npm_config_prefix: target });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("has install scripts (postinstall); Hearth's CLI has none");
+    await nothingIn(target);
+  });
+
+  it("refuses a download whose sha512 is not the one given, and a URL without one", async () => {
+    const tarball = await packCopy("digest", { version: "99.0.0" });
+    const other = await packCopy("other-digest", { version: "98.0.0" });
+    const { integrity } = await fileIntegrity(other);
+    const target = prefix();
+    const url = `${serverUrl}/${path.basename(tarball)}`;
+    const wrong = await hearthCli(["upgrade", "--source", url, "--integrity", integrity], {
+      npm_config_prefix: target,
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("does not have the expected sha512");
+    expect(wrong.stderr).toContain("Nothing was installed.");
+    const none = await hearthCli(["upgrade", "--source", url], { npm_config_prefix: target });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("needs its sha512: pass --integrity");
+    await nothingIn(target);
+    // With the right one it installs.
+    const right = (await fileIntegrity(tarball)).integrity;
+    const ok = await hearthCli(["upgrade", "--source", url, "--integrity", right], { npm_config_prefix: target });
+    expect(ok.code, ok.stderr).toBe(0);
+  });
+
+  it("follows no redirect to another host or scheme, and fetches over http only from this machine", async () => {
+    const tarball = path.basename(await packCopy("redirected", { version: "99.0.0" }));
+    for (const hop of ["to-host", "to-https"]) {
+      const moved = await hearthCli(["upgrade", "--check", "--source", `${serverUrl}/${hop}/${tarball}`]);
+      expect(moved.code, hop).toBe(1);
+      expect(moved.stderr).toMatch(/redirects to \S+, another scheme, host or port; hearth upgrade does not follow it/);
+    }
+    // Within the same origin a redirect is followed.
+    expect((await hearthCli(["upgrade", "--check", "--source", `${serverUrl}/same/${tarball}`])).code).toBe(0);
+    const clear = await hearthCli(["upgrade", "--check", "--source", "http://example.com/hearth.tgz"]);
+    expect(clear.code).toBe(2);
+    expect(clear.stderr).toContain("hearth upgrade fetches over https only (http only from this machine)");
+  });
+
+  it("stops a download past its size cap, without holding it in memory", async () => {
+    const huge = await hearthCli(["upgrade", "--check", "--source", `${serverUrl}/huge.tgz`]);
+    expect(huge.code).toBe(1);
+    expect(huge.stderr).toContain(`is larger than ${64 * 1024 * 1024} bytes, more than any hearth CLI tarball`);
+  });
+
+  it("upgrades from the server it is signed in to, checking the tarball against the server's sha512", async () => {
+    const tarball = await packCopy("served", { version: "99.0.0" });
+    const hearth = await startTestHearth({ worker: false, env: { HEARTH_CLI_TARBALL: tarball } });
+    try {
+      const version = (await (await fetch(`${hearth.url}/v1/version`)).json()) as ServerVersion;
+      expect(version.cli).toEqual({ version: "99.0.0", url: "/v1/cli/hearth.tgz", ...(await fileIntegrity(tarball)) });
+      const target = prefix();
+      const env = { HEARTH_BASE_URL: hearth.url, npm_config_prefix: target };
+      expect(json(await hearthCli(["upgrade", "--check", "--output", "json"], env))).toMatchObject({
+        latest: "99.0.0",
+        source: hearth.url,
+        updateAvailable: true,
+      });
+      const install = await hearthCli(["upgrade", "--output", "json"], env);
+      expect(install.code, install.stderr).toBe(0);
+      expect(json(install)).toMatchObject({ latest: "99.0.0", installed: true });
+      expect((await lstat(path.join(target, "bin", "hearth"))).isSymbolicLink()).toBe(true);
+    } finally {
+      await hearth.close();
+    }
+  });
+
+  it("serves its own package when given none: npm pack of this very code, with its sha512", async () => {
+    const hearth = await startTestHearth({ worker: false });
+    try {
+      const version = (await (await fetch(`${hearth.url}/v1/version`)).json()) as ServerVersion;
+      expect(version.cli).toMatchObject({ version: HEARTH_VERSION, url: "/v1/cli/hearth.tgz" });
+      const bytes = Buffer.from(await (await fetch(`${hearth.url}/v1/cli/hearth.tgz`)).arrayBuffer());
+      expect(bytes.length).toBe(version.cli!.size);
+      expect(`sha512-${createHash("sha512").update(bytes).digest("base64")}`).toBe(version.cli!.integrity);
+      const check = await hearthCli(["upgrade", "--check"], { HEARTH_BASE_URL: hearth.url });
+      expect(check.code, check.stderr).toBe(0);
+      expect(check.stdout).toContain(
+        `hearth ${HEARTH_VERSION} is up to date (the newest at ${hearth.url} is ${HEARTH_VERSION}).`,
+      );
+    } finally {
+      await hearth.close();
+    }
+  }, 120_000);
 });

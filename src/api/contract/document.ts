@@ -14,6 +14,7 @@ export const contractRoutes: ContractRoute[] = [
   service.healthRoute,
   service.readinessRoute,
   service.versionRoute,
+  service.cliTarballRoute,
   ...service.documentRoutes,
   openai.completionsRoute,
   openai.chatCompletionsRoute,

@@ -20,6 +20,18 @@ export type Readiness = z.infer<typeof readinessSchema>;
 export const versionSchema = z
   .strictObject({
     version: z.string().openapi({ description: "The server's version (its package.json), e.g. `0.1.0`." }),
+    cli: z
+      .strictObject({
+        version: z.string(),
+        url: z.string().openapi({ description: "Where to download it, relative to the server: `/v1/cli/hearth.tgz`." }),
+        integrity: z.string().openapi({ description: "Its sha512, as npm writes integrity: `sha512-<base64>`." }),
+        size: z.number().int().openapi({ description: "Its size in bytes." }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "The `hearth` CLI this server offers `hearth upgrade` (an `npm pack` tarball), or null when it has none.",
+      }),
   })
   .openapi("Version");
 export type ServerVersion = z.infer<typeof versionSchema>;
@@ -55,6 +67,23 @@ export const versionRoute = contractRoute({
   tag,
   public: true,
   responses: ok("The version of Hearth this server runs.", versionSchema),
+});
+
+export const cliTarballRoute = contractRoute({
+  method: "get",
+  path: "/v1/cli/hearth.tgz",
+  operationId: "getCliTarball",
+  summary: "The hearth CLI, as an npm pack tarball",
+  description: "What `hearth upgrade` installs by default; check it against the integrity in `/v1/version`.",
+  tag,
+  public: true,
+  responses: {
+    200: {
+      description: "The tarball.",
+      content: { "application/gzip": { schema: z.string().openapi({ format: "binary" }) } },
+    },
+  },
+  errors: { unavailable: "This server has no CLI tarball to offer (its log says why)." },
 });
 
 const documentRoute = (path: string, operationId: string) =>

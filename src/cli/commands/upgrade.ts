@@ -3,40 +3,41 @@ import semver from "semver";
 import { HEARTH_VERSION, PACKAGE_NAME } from "../../package-info.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import type { CliContext } from "../context.js";
-import { NPM_SOURCE, findRelease, installRelease } from "../update-source.js";
+import { findRelease, installRelease, updateSource } from "../update-source.js";
 
 /**
  * `hearth upgrade`: compares this CLI's version with the newest at the update source and
- * installs it with `npm install --global`. The source: --source, else HEARTH_UPDATE_SOURCE,
- * else update_source in the profile, else the npm registry.
+ * installs it with `npm install --global --ignore-scripts`. The source: the Hearth server the
+ * CLI is signed in to (it names its tarball and the tarball's sha512), unless one is named:
+ * --source, HEARTH_UPDATE_SOURCE or update_source in the profile (docs/security.md).
  */
 export function registerUpgradeCommand({ program }: Verbs): void {
   examples(
     program
       .command("upgrade")
-      .description("Install the newest hearth CLI from the update source (the npm registry, or a package tarball)")
+      .description("Install the newest hearth CLI from the server you are signed in to (or a named tarball)")
       .option("--check", "only report whether a newer version exists")
-      .option(
-        "--source <url|path|npm>",
-        "where to look: npm (the registry), or the URL or path of a tarball made by `npm pack`",
-      )
+      .option("--source <url|path>", "a tarball made by `npm pack`: its https URL or its path")
+      .option("--integrity <sha512>", "the tarball's sha512 (sha512-…), as its publisher gives it; needed for a URL")
       .action(withContext(upgrade)),
     [
       "hearth upgrade --check",
-      "hearth upgrade",
+      "hearth upgrade                                            # from the signed-in server",
       "hearth upgrade --source ./hearth-0.2.0.tgz                 # air-gapped",
-      "hearth upgrade --source https://files.internal/hearth-0.2.0.tgz",
+      "hearth upgrade --source https://files.internal/hearth-0.2.0.tgz --integrity sha512-…",
     ],
   ).addHelpText("after", "npm installs into its global prefix (npm prefix -g; npm_config_prefix overrides).\n");
 }
 
-async function upgrade(ctx: CliContext, options: { check?: boolean; source?: string }): Promise<void> {
-  const source = options.source ?? ctx.env.HEARTH_UPDATE_SOURCE ?? ctx.profile.update_source ?? NPM_SOURCE;
+async function upgrade(ctx: CliContext, options: { check?: boolean; source?: string; integrity?: string }) {
+  const named = options.source ?? ctx.env.HEARTH_UPDATE_SOURCE ?? ctx.profile.update_source;
+  const source = updateSource({ source: named, integrity: options.integrity, server: ctx.server });
   const { out } = ctx;
-  const release = await findRelease(source);
+  const release = await findRelease(source, !options.check);
   const newer = semver.gt(release.version, HEARTH_VERSION);
   const report = { current: HEARTH_VERSION, latest: release.version, source: release.label, updateAvailable: newer };
   if (!newer || options.check) {
+    await release.discard();
     out.result(
       { ...report, installed: false },
       () =>
@@ -55,7 +56,7 @@ async function upgrade(ctx: CliContext, options: { check?: boolean; source?: str
       "This hearth runs from a git clone: the upgrade installs a separate global copy; update the clone with git pull.",
     );
   }
-  out.note(`Installing ${PACKAGE_NAME} ${release.version} from ${release.label}…`);
+  out.note(`Installing ${PACKAGE_NAME} ${release.version} from ${release.label} (its sha512 checked, no scripts run)…`);
   await installRelease(release, (line) => out.note(line));
   out.result(
     { ...report, installed: true },

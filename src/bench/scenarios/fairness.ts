@@ -42,6 +42,15 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
     });
     await steady;
 
+    // The counterfactual, measured: the same request sent with A's key during A's flood queues
+    // behind A's backlog (its priority is A's count in flight), as every request would first come first served.
+    progress.step("fairness: the same request queued as one of A's");
+    const asA: number[] = [];
+    const backlog = flood(a, body, sizes.fairnessFlood);
+    await new Promise((r) => setTimeout(r, 200));
+    asA.push((await a.stream(body)).ttftMs);
+    await backlog;
+
     const unloaded = summarize(alone);
     const loaded = summarize(beside);
     const ratio = loaded.p50 / unloaded.p50;
@@ -63,6 +72,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
           `${round(loaded.p50)} / ${round(loaded.p99)} ms`,
         ),
         figure("B's TTFT under the flood ÷ alone (p50)", round(ratio), "×"),
+        figure("the same request queued behind A's backlog, TTFT", round(asA[0]!), "ms"),
         figure("A's throughput alone", round(aAlone.perSecond), "requests/s"),
         figure("A's throughput with B beside ÷ alone", round(throughputRatio), "×"),
         figure("A's errors", aAlone.errors + aBeside.errors, "requests"),
@@ -76,7 +86,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
           `(${ctx.workerSettings.concurrency} jobs at once), never behind A's queued requests: the priority of a ` +
           "request is its account's count of requests in flight.",
       ],
-      details: { alone, beside, aAlone, aBeside },
+      details: { alone, beside, asA, aAlone, aBeside },
     };
   } finally {
     admin.close();

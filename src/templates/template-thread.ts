@@ -1,5 +1,6 @@
 import { parentPort } from "node:worker_threads";
-import { JinjaTemplateChatWrapper, type ChatHistoryItem, type ChatWrapper } from "node-llama-cpp";
+import { JinjaTemplateChatWrapper, type ChatWrapper } from "node-llama-cpp";
+import { toChatHistory } from "./chat-history.js";
 import { textLength, type RenderReply, type RenderRequest, type TemplateTextJSON } from "./template-protocol.js";
 
 /**
@@ -28,15 +29,7 @@ function wrapperFor(template: string): ChatWrapper {
 function render(request: RenderRequest): RenderReply {
   const { id } = request;
   try {
-    const history: ChatHistoryItem[] = request.messages.map((m) =>
-      m.role === "system"
-        ? { type: "system", text: m.content }
-        : m.role === "user"
-          ? { type: "user", text: m.content }
-          : { type: "model", response: [m.content] },
-    );
-    history.push({ type: "model", response: [] });
-    const state = wrapperFor(request.template).generateContextState({ chatHistory: history });
+    const state = wrapperFor(request.template).generateContextState({ chatHistory: toChatHistory(request.messages) });
     const text = state.contextText.toJSON() as TemplateTextJSON;
     const length = textLength(text);
     if (length > request.maxChars) {

@@ -10,6 +10,8 @@ const HUGE_STRING =
   "{% set ns = namespace(s='xxxxxxxxxxxxxxxx') %}{% for i in range(26) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s }}" +
   SIMPLE;
 const user = (content: string) => ({ role: "user" as const, content });
+/** What a render stopped by the sandbox says. */
+const BOUND = /longer than 1500 ms|more than 48 MB of memory/;
 
 async function failure(promise: Promise<unknown>): Promise<TemplateError> {
   const error = await promise.then(
@@ -21,7 +23,7 @@ async function failure(promise: Promise<unknown>): Promise<TemplateError> {
 }
 
 describe("the template sandbox", () => {
-  const sandbox = new TemplateSandbox({ threads: 2, timeoutMs: 500, memoryMb: 48, maxChars: 100_000 });
+  const sandbox = new TemplateSandbox({ threads: 2, timeoutMs: 1500, memoryMb: 48, maxChars: 100_000 });
   afterAll(() => sandbox.close());
 
   it("renders a template on a thread: the text with each turn, and its stop strings", async () => {
@@ -36,8 +38,9 @@ describe("the template sandbox", () => {
     const meanwhile = await sandbox.render(SIMPLE, [user("meanwhile")]);
     expect(plainText(meanwhile.text)).toContain("meanwhile");
     const error = await slow;
-    expect(error.kind).toBe("time");
-    expect(error.message).toMatch(/longer than 500 ms/);
+    // Stopped by a bound: its time, or (the inner ranges' garbage outrunning the collector) its heap.
+    expect(["time", "memory"]).toContain(error.kind);
+    expect(error.message).toMatch(BOUND);
     for (let i = 0; i < 3; i++)
       expect(plainText((await sandbox.render(SIMPLE, [user(`after ${i}`)])).text)).toContain(`after ${i}`);
   });
@@ -76,7 +79,7 @@ describe("the template sandbox", () => {
 });
 
 describe("chatTemplateProblem (save-time checks)", () => {
-  const sandbox = new TemplateSandbox({ threads: 1, timeoutMs: 500, memoryMb: 48 });
+  const sandbox = new TemplateSandbox({ threads: 1, timeoutMs: 1500, memoryMb: 48 });
   afterAll(() => sandbox.close());
   const problem = (template: string) => chatTemplateProblem(sandbox, template);
 
@@ -92,17 +95,17 @@ describe("chatTemplateProblem (save-time checks)", () => {
     expect(await problem("{{ x }")).toMatch(/sample conversation failed/);
     expect(await problem("{{ x }}")).toMatch(/sample conversation failed: .*not present/);
     expect(await problem("{{ raise_exception('never') }}")).toMatch(/sample conversation failed: never/);
-    expect(await problem(FOREVER)).toMatch(/sample conversation: .*longer than 500 ms/);
+    expect(await problem(FOREVER)).toMatch(new RegExp(`sample conversation: .*(${BOUND.source})`));
   });
 
   it("probes long conversations and every role: a template that loops only past 40 messages is refused", async () => {
     const trap =
       "{% if messages|length > 40 %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}" +
       SIMPLE;
-    expect(await problem(trap)).toMatch(/64-message conversation: .*longer than 500 ms/);
+    expect(await problem(trap)).toMatch(new RegExp(`64-message conversation: .*(${BOUND.source})`));
     const systemBomb =
       "{% for m in messages %}{% if m.role == 'system' %}{% for i in range(10**10) %}{% endfor %}{% endif %}{% endfor %}" +
       SIMPLE;
-    expect(await problem(systemBomb)).toMatch(/rendering .*(memory|too large)/);
+    expect(await problem(systemBomb)).toMatch(/rendering .*(memory|too large|longer than)/);
   });
 });

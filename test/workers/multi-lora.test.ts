@@ -304,7 +304,10 @@ describe("multi-LoRA serving with real llama.cpp", () => {
       expect(texts).toEqual(round.map((key) => expected.get(key)));
     }
     const recycled = rig.events.filter((e) => e.type === "model-recycled");
-    expect(recycled.length).toBeGreaterThanOrEqual(2);
+    // How many times depends on how the rounds' requests interleave (a busy machine runs them
+    // one after another more often); each recycling comes at the limit of two loads.
+    expect(recycled.length).toBeGreaterThanOrEqual(1);
+    expect(recycled.map((e) => e.type === "model-recycled" && e.adapterLoads)).toEqual(recycled.map(() => 2));
     await until(() => rig.events.filter((e) => e.type === "model-disposed").length === recycled.length);
     const stats = rig.worker.stats("hearth-tiny")!;
     expect(stats.generation).toBe(recycled.length);

@@ -4,7 +4,6 @@ import {
   LlamaLogLevel,
   LlamaText,
   resolveChatWrapper,
-  type ChatHistoryItem,
   type ChatWrapper,
   type Llama,
   type LlamaEmbeddingContext,
@@ -12,6 +11,7 @@ import {
   type LlamaTextJSON,
 } from "node-llama-cpp";
 import { AppError } from "../../errors.js";
+import { toChatHistory } from "../../templates/chat-history.js";
 import type { TemplateTextJSON } from "../../templates/template-protocol.js";
 import {
   DEFAULT_TEMPLATE_LIMITS,
@@ -106,15 +106,7 @@ class LlamaEngineModel implements EngineModel {
       return { tokens: this.tokenize(renderDefaultChat(messages)), stop: [...defaultChatStops] };
     }
     // The base model's own template: the operator's file, rendered here as node-llama-cpp does.
-    const history: ChatHistoryItem[] = messages.map((m) =>
-      m.role === "system"
-        ? { type: "system", text: m.content }
-        : m.role === "user"
-          ? { type: "user", text: m.content }
-          : { type: "model", response: [m.content] },
-    );
-    history.push({ type: "model", response: [] });
-    const state = this.chatWrapper.generateContextState({ chatHistory: history });
+    const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(messages) });
     return {
       tokens: state.contextText.tokenize(this.model.tokenizer),
       stop: plainStops(state.stopGenerationTriggers.map((trigger) => trigger.toJSON() as TemplateTextJSON)),

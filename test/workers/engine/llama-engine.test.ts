@@ -237,7 +237,7 @@ describe("LlamaEngine", () => {
       ),
     );
     expect(failures[0]).toMatchObject({ status: 400, param: "messages" });
-    expect(failures[0]!.message).toMatch(/went past its bounds.*longer than 1000 ms/);
+    expect(failures[0]!.message).toMatch(/went past its bounds.*(longer than 1000 ms|more than 64 MB of memory)/);
     expect(failures[1]!.message).toMatch(/failed on these messages: .*no thanks/);
     expect((await tiny.renderChat(hi, "{% for m in messages %}{{ m.content }}{% endfor %}")).tokens).toEqual([
       ...Buffer.from("hi"),

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parseImageModels } from "./images/image-model-config.js";
 import { DEFAULT_TEMPLATE_LIMITS } from "./templates/template-sandbox.js";
+import { GPU_CHOICES } from "./domain/gpu.js";
 
 /**
  * Every environment variable Hearth reads: one spec each, with its schema, default and
@@ -253,6 +254,19 @@ export const variables = {
     default: "5000",
     description:
       "How long the API reuses what a model name resolved to. Deploys, undeploys, deletes and PATCHes through any API process take effect at once (the API processes tell each other over Redis); other changes to the database, and changes missed while Redis was unreachable, within this time. 0: resolve every request.",
+  },
+  HEARTH_GPU: {
+    schema: z.enum(GPU_CHOICES, { message: `one of ${GPU_CHOICES.join(", ")}` }),
+    default: "auto",
+    description:
+      "Which llama.cpp backend workers load: auto (the best this machine has, else the CPU), cuda, vulkan, metal (a named one that is missing stops the worker at start), or off (the CPU). /readyz and the worker's heartbeat say which each worker uses.",
+  },
+  HEARTH_GPU_LAYERS: {
+    schema: z.union([z.enum(["auto", "max"]), z.coerce.number().int().min(0).max(10_000)], {
+      message: "auto, max, or a number of layers",
+    }),
+    default: "auto",
+    description: "Layers of each model put on the GPU: auto (as many as fit its memory), max (all), or a number.",
   },
   HEARTH_TEMPLATE_TIMEOUT_MS: {
     schema: int(10, 60_000),

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { z } from "zod";
 import type { ImageModelSpec } from "./images/image-model-config.js";
 import type { TemplateSandboxOptions } from "./templates/template-sandbox.js";
+import type { GpuChoice, GpuLayers } from "./domain/gpu.js";
 import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
 
 export { STORAGE_SCHEMES, type StorageLocation, type VariableSpec, variables } from "./config-variables.js";
@@ -45,6 +46,9 @@ export interface Config {
     readonly roles: readonly ("text" | "image")[];
     readonly maxAdapters: number;
     readonly adapterLoadsPerModel: number;
+    /** HEARTH_GPU and HEARTH_GPU_LAYERS. */
+    readonly gpu: GpuChoice;
+    readonly gpuLayers: GpuLayers;
   };
   readonly images: {
     readonly models: readonly ImageModelSpec[];
@@ -141,6 +145,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       roles: r.HEARTH_WORKER_ROLES,
       maxAdapters: r.HEARTH_WORKER_MAX_ADAPTERS,
       adapterLoadsPerModel: r.HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL,
+      gpu: r.HEARTH_GPU,
+      gpuLayers: r.HEARTH_GPU_LAYERS,
     },
     images: {
       models: r.HEARTH_IMAGE_MODELS,

@@ -4,7 +4,7 @@ import type { Hono } from "hono";
 import { AppError } from "../errors.js";
 import { pingDatabase } from "../db/queries/health.js";
 import { HEARTH_VERSION } from "../package-info.js";
-import { liveWorkers } from "../queues/worker-registry.js";
+import { liveWorkers, type WorkerInfo } from "../queues/worker-registry.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { openApiDocument } from "./contract/document.js";
 import {
@@ -32,8 +32,8 @@ export function serviceRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const [database, workers] = await Promise.all([
       pingDatabase(deps.db).then(() => "ok" as const, down("database")),
       liveWorkers(deps.redis, deps.config.redisPrefix).then(
-        (w) => ({ redis: "ok" as const, workers: w.length }),
-        (e: Error) => ({ redis: down("redis")(e), workers: 0 }),
+        (w) => ({ redis: "ok" as const, workers: w.length, backends: countBackends(w) }),
+        (e: Error) => ({ redis: down("redis")(e), workers: 0, backends: {} }),
       ),
     ]);
     const ready = database === "ok" && workers.redis === "ok" && workers.workers > 0;
@@ -64,4 +64,11 @@ export function serviceRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   });
   const document = openApiDocument();
   for (const route of documentRoutes) mountRoute(app, route, (c) => c.json(document, 200));
+}
+
+/** Workers by the backend their language models use (image-only workers have none). */
+function countBackends(workers: readonly WorkerInfo[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { backend } of workers) if (backend) counts[backend] = (counts[backend] ?? 0) + 1;
+  return counts;
 }

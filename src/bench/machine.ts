@@ -26,6 +26,8 @@ export interface MachineInfo {
   /** 1-, 5- and 15-minute load averages before the run: other work on the machine skews every figure. */
   loadAverageBefore: number[];
   loadAverageAfter?: number[];
+  /** Where the workers' models computed (HEARTH_GPU), from /readyz: e.g. {"cpu": 1}. */
+  backends?: Record<string, number>;
 }
 
 const run = promisify(execFile);

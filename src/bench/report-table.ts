@@ -6,7 +6,7 @@ export function renderReport(report: BenchReport): string {
   const m = report.machine;
   const lines = [
     `Hearth ${m.hearth} bench (${report.mode}) on ${m.cpuModel}, ${m.cores} cores, ${(m.totalMemoryBytes / 2 ** 30).toFixed(0)} GiB; ` +
-      `Node ${m.node}, node-llama-cpp ${m.nodeLlamaCpp} (llama.cpp ${m.llamaCpp.llamaCppRelease}), Redis ${m.redis}, ${report.settings.db}`,
+      `Node ${m.node}, node-llama-cpp ${m.nodeLlamaCpp} (llama.cpp ${m.llamaCpp.llamaCppRelease}, ${Object.keys(m.backends ?? {}).join("+") || "backend unknown"}), Redis ${m.redis}, ${report.settings.db}`,
     `model ${report.settings.benchModel}; worker: ${describeWorker(report.settings.worker)}; ` +
       `load average before ${m.loadAverageBefore.join(" ")}, after ${m.loadAverageAfter?.join(" ") ?? "?"}`,
   ];

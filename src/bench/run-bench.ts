@@ -121,6 +121,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     nodeArgs: profileArgs && { api: profileArgs, worker: profileArgs },
   });
   const http = new BenchHttp(cluster.url, cluster.apiKey);
+  machine.backends = ((await http.getJson("/readyz", false)).body as { backends?: Record<string, number> }).backends;
   let inProcess: Promise<InProcessModel> | undefined;
   const results: ScenarioResult[] = [];
   const failures: BenchReport["failures"] = [];

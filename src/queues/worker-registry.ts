@@ -12,6 +12,8 @@ export interface WorkerInfo {
   models: string[];
   /** What it serves: text, image or both (HEARTH_WORKER_ROLES). */
   roles: string[];
+  /** Where its language models compute: "cpu", "cuda", "vulkan" or "metal"; absent without the text role. */
+  backend?: string;
   /** The image models it serves (image role), with their backends. */
   imageModels: { id: string; backend: string }[];
   startedAt: string;

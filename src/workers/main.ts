@@ -12,7 +12,12 @@ await runUntilSignalled(log, async () => {
   const text = config.worker.roles.includes("text");
   if (text) await ensureDemoModels(config, log);
   const engine = text
-    ? await LlamaEngine.create({ logLevel: config.logLevel, templateLimits: config.templates })
+    ? await LlamaEngine.create({
+        logLevel: config.logLevel,
+        templateLimits: config.templates,
+        gpu: config.worker.gpu,
+        gpuLayers: config.worker.gpuLayers,
+      })
     : undefined;
   const worker = await HearthWorker.start(config, engine, log);
   return {

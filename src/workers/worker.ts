@@ -217,6 +217,7 @@ export class HearthWorker {
       host: os.hostname(),
       models: this.models,
       roles: [...this.config.worker.roles],
+      ...(this.engine ? { backend: this.engine.backend } : {}),
       imageModels: [...this.images].map(([id, s]) => ({ id, backend: s.backend.description })),
       startedAt: this.startedAt,
       beatAt: new Date().toISOString(),

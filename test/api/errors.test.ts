@@ -171,7 +171,11 @@ describe("errors, with a worker", () => {
   it("reports ready with a worker", async () => {
     const res = await fetch(`${hearth.url}/readyz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: "ready", database: "ok", redis: "ok", workers: 1 });
+    const ready = (await res.json()) as { backends: Record<string, number> };
+    expect(ready).toMatchObject({ status: "ready", database: "ok", redis: "ok", workers: 1 });
+    // Which backend the worker's models compute on (the CPU here; a GPU's where there is one).
+    expect(Object.values(ready.backends)).toEqual([1]);
+    expect(["cpu", "cuda", "vulkan", "metal"]).toContain(Object.keys(ready.backends)[0]);
     expect((await fetch(`${hearth.url}/healthz`)).status).toBe(200);
   });
 });
@@ -233,7 +237,13 @@ describe("errors when Redis goes away", () => {
     expectError(r, 503, "service_unavailable_error", null);
     expect(Date.now() - started).toBeLessThan(5_000);
     const ready = await fetch(`${hearth.url}/readyz`);
-    expect(await ready.json()).toEqual({ status: "not ready", database: "ok", redis: "down", workers: 0 });
+    expect(await ready.json()).toEqual({
+      status: "not ready",
+      database: "ok",
+      redis: "down",
+      workers: 0,
+      backends: {},
+    });
   });
 });
 
@@ -260,7 +270,13 @@ describe("errors when PostgreSQL goes away", () => {
     const ready = await fetch(`${hearth.url}/readyz`);
     expect(ready.status).toBe(503);
     // Which dependency is down, and nothing of why: no host, database name or driver message.
-    expect(await ready.json()).toEqual({ status: "not ready", database: "down", redis: "ok", workers: 0 });
+    expect(await ready.json()).toEqual({
+      status: "not ready",
+      database: "down",
+      redis: "ok",
+      workers: 0,
+      backends: {},
+    });
   });
 
   it("serves again once the database is back, without a restart", async () => {

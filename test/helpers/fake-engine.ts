@@ -13,6 +13,7 @@ import type {
  * contexts record what happens to them, adapter loads can be held open or made to fail.
  */
 export class FakeEngine implements Engine {
+  readonly backend = "cpu";
   readonly models: FakeModel[] = [];
   /** Adapter paths whose context creation fails. */
   readonly failing = new Set<string>();

@@ -46,6 +46,7 @@ function gatedEngine(inner: Engine) {
     dispose: () => context.dispose(),
   });
   const engine: Engine = {
+    backend: inner.backend,
     async loadModel(options) {
       const model = await inner.loadModel(options);
       const wrapped: EngineModel = Object.create(model);

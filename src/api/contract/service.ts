@@ -13,6 +13,10 @@ export const readinessSchema = z
     database: z.enum(["ok", "down"]).openapi({ description: "`ok` or `down` (why is in the API's log)." }),
     redis: z.enum(["ok", "down"]).openapi({ description: "`ok` or `down` (why is in the API's log)." }),
     workers: z.number().int().openapi({ description: "Workers alive (reporting their heartbeat)." }),
+    backends: z.record(z.string(), z.number().int()).openapi({
+      description:
+        'Live workers with the text role by where their models compute (HEARTH_GPU): `{"cpu": 2}`, `{"cuda": 1}`.',
+    }),
   })
   .openapi("Readiness");
 export type Readiness = z.infer<typeof readinessSchema>;

@@ -5,6 +5,8 @@ import type { ChatMessage, Sampling } from "../../queues/jobs.js";
  * node-llama-cpp sits behind it.
  */
 export interface Engine {
+  /** Where it computes: "cpu", or the GPU backend llama.cpp loaded ("cuda", "vulkan", "metal"). */
+  readonly backend: string;
   loadModel(options: LoadModelOptions): Promise<EngineModel>;
   close(): Promise<void>;
 }

@@ -6,10 +6,12 @@ import {
   resolveChatWrapper,
   type ChatWrapper,
   type Llama,
+  type LlamaOptions,
   type LlamaEmbeddingContext,
   type LlamaModel,
   type LlamaTextJSON,
 } from "node-llama-cpp";
+import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
 import { toChatHistory } from "../../templates/chat-history.js";
 import type { TemplateTextJSON } from "../../templates/template-protocol.js";
@@ -38,7 +40,12 @@ export class LlamaEngine implements Engine {
   private constructor(
     private readonly llama: Llama,
     private readonly templates: TemplateSandbox,
+    private readonly gpuLayers: GpuLayers,
   ) {}
+
+  get backend(): string {
+    return this.llama.gpu === false ? "cpu" : this.llama.gpu;
+  }
 
   static async create(
     options: {
@@ -46,10 +53,13 @@ export class LlamaEngine implements Engine {
       maxThreads?: number;
       /** The bounds of users' chat templates (config.templates). */
       templateLimits?: TemplateSandboxOptions;
+      /** HEARTH_GPU and HEARTH_GPU_LAYERS. */
+      gpu?: GpuChoice;
+      gpuLayers?: GpuLayers;
     } = {},
   ): Promise<LlamaEngine> {
-    const llama = await getLlama({
-      gpu: "auto",
+    const gpu = options.gpu ?? "auto";
+    const llama = await loadLlama(gpu, {
       build: "never",
       // All contexts of this process share this many threads. node-llama-cpp's CPU default is
       // at least 4, which on a 2-core machine makes concurrent contexts (one per adapter) spin
@@ -61,11 +71,11 @@ export class LlamaEngine implements Engine {
     const templates = new TemplateSandbox(options.templateLimits ?? DEFAULT_TEMPLATE_LIMITS);
     // Started now, so the first chat with an adapter's template does not wait for a thread.
     await templates.warm();
-    return new LlamaEngine(llama, templates);
+    return new LlamaEngine(llama, templates, options.gpuLayers ?? "auto");
   }
 
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {
-    const model = await this.llama.loadModel({ modelPath: options.path, gpuLayers: "auto" });
+    const model = await this.llama.loadModel({ modelPath: options.path, gpuLayers: this.gpuLayers });
     return new LlamaEngineModel(options.id, model, options.threads, this.templates);
   }
 
@@ -183,4 +193,20 @@ function plainStops(triggers: TemplateTextJSON[]): string[] {
     .filter((trigger) => trigger.every((piece) => typeof piece === "string"))
     .map((trigger) => trigger.join(""))
     .filter((stop) => stop.length > 0);
+}
+
+/**
+ * llama.cpp with the backend HEARTH_GPU asks for. A backend named and not usable here stops
+ * the worker at start with a message that says so, rather than running on the CPU unseen.
+ */
+async function loadLlama(gpu: GpuChoice, options: Omit<LlamaOptions, "gpu">): Promise<Llama> {
+  try {
+    return await getLlama({ ...options, gpu: gpu === "off" ? false : gpu });
+  } catch (cause) {
+    if (gpu === "auto" || gpu === "off") throw cause;
+    throw new Error(
+      `HEARTH_GPU=${gpu}: llama.cpp has no usable ${gpu} backend on this machine (${(cause as Error).message}); set HEARTH_GPU to auto or off.`,
+      { cause },
+    );
+  }
 }

@@ -184,6 +184,27 @@ describe("LlamaEngine", () => {
     }
   });
 
+  it("computes where HEARTH_GPU says: the CPU when off; a named backend this machine lacks fails at start", async () => {
+    // The engine of these tests was made with gpu auto: on this machine, whatever it found.
+    expect(["cpu", "cuda", "vulkan", "metal"]).toContain(engine.backend);
+    const cpu = await LlamaEngine.create({ gpu: "off" });
+    try {
+      expect(cpu.backend).toBe("cpu");
+    } finally {
+      await cpu.close();
+    }
+    // Named: it runs on that backend, or refuses to start; never silently on the CPU.
+    const named = await LlamaEngine.create({ gpu: "vulkan" }).then(
+      async (vulkan) => {
+        const backend = vulkan.backend;
+        await vulkan.close();
+        return backend;
+      },
+      (error: Error) => error.message,
+    );
+    expect(named === "vulkan" || /vulkan/i.test(named)).toBe(true);
+  });
+
   it("samples reproducibly with a seed", async () => {
     const sampling = greedy(30, { temperature: 1.2, seed: 42 });
     const a = await run("Seeded ", sampling);

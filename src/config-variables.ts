@@ -148,7 +148,7 @@ export const variables = {
     schema: int(0, 256),
     default: "0",
     description:
-      "CPU threads per context; 0 means one fewer than the CPU cores this process may use (at least 1): llama.cpp's threads spin while they wait, and a core left free keeps the worker's own event loop, the API and Redis from waiting behind them. Concurrent contexts (adapters) together still use every core.",
+      "CPU threads per context; 0 means one fewer than the CPU cores this process may use, its affinity capped by its cgroup's CPU quota (at least 1): llama.cpp's threads spin while they wait, and a core left free keeps the worker's own event loop, the API and Redis from waiting behind them. Concurrent contexts (adapters) together still use every core.",
   },
   HEARTH_CONTEXT_SIZE: {
     schema: int(64, 1_048_576),

@@ -1,10 +1,10 @@
-import os from "node:os";
 import path from "node:path";
 import type { z } from "zod";
 import type { ImageModelSpec } from "./images/image-model-config.js";
 import type { TemplateSandboxOptions } from "./templates/template-sandbox.js";
 import type { GpuChoice, GpuLayers } from "./domain/gpu.js";
 import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
+import { usableCores } from "./process/usable-cores.js";
 
 export { STORAGE_SCHEMES, type StorageLocation, type VariableSpec, variables } from "./config-variables.js";
 
@@ -139,7 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       adapterSequences: r.HEARTH_ADAPTER_SEQUENCES,
       contextsPerModel: r.HEARTH_CONTEXTS_PER_MODEL,
       // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
-      threads: r.HEARTH_WORKER_THREADS || Math.max(1, os.availableParallelism() - 1),
+      threads: r.HEARTH_WORKER_THREADS || Math.max(1, usableCores() - 1),
       contextSize: r.HEARTH_CONTEXT_SIZE,
       serveModels: serve && serve.length > 0 ? serve : undefined,
       roles: r.HEARTH_WORKER_ROLES,

@@ -1,4 +1,3 @@
-import os from "node:os";
 import {
   getLlama,
   LlamaLogLevel,
@@ -13,6 +12,7 @@ import {
 } from "node-llama-cpp";
 import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
+import { usableCores } from "../../process/usable-cores.js";
 import { toChatHistory } from "../../templates/chat-history.js";
 import type { TemplateTextJSON } from "../../templates/template-protocol.js";
 import {
@@ -64,7 +64,7 @@ export class LlamaEngine implements Engine {
       // All contexts of this process share this many threads. node-llama-cpp's CPU default is
       // at least 4, which on a 2-core machine makes concurrent contexts (one per adapter) spin
       // against each other: 2.4 against 178 tokens/s for two contexts in a bench probe.
-      maxThreads: options.maxThreads ?? os.availableParallelism(),
+      maxThreads: options.maxThreads ?? usableCores(),
       progressLogs: false,
       logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
     });

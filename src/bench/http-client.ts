@@ -57,6 +57,13 @@ export class BenchHttp {
     return { status, body: parseJson(text), ms: performance.now() - started };
   }
 
+  /** GETs a text answer (e.g. /metrics) that must succeed. */
+  async getText(route: string): Promise<string> {
+    const { status, text } = await this.request("GET", route);
+    if (status !== 200) throw new Error(`GET ${route}: HTTP ${status} ${text.slice(0, 200)}`);
+    return text;
+  }
+
   /** A completion that must succeed; returns its wall time. */
   async complete(body: Record<string, unknown>): Promise<number> {
     const reply = await this.postJson("/v1/completions", { ...body, stream: false });

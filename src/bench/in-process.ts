@@ -1,4 +1,6 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { observeDecodes } from "../workers/engine/decode-observer.js";
+import { serializeSampling } from "../workers/engine/serial-sampling.js";
 
 /**
  * The baseline: the same generation done directly with node-llama-cpp in the bench
@@ -47,11 +49,33 @@ export async function llamaBuildInfo(): Promise<LlamaBuildInfo> {
   };
 }
 
+/** Generation steps (decodes of one token per sequence) since the last reset. */
+export interface StepCount {
+  steps: number;
+  sequences: number;
+}
+
 export class InProcessModel {
+  private counted: StepCount = { steps: 0, sequences: 0 };
+
   private constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
-  ) {}
+  ) {
+    serializeSampling(context);
+    observeDecodes(context, (decode) => {
+      if (decode.tokens !== decode.sequences) return;
+      this.counted.steps++;
+      this.counted.sequences += decode.sequences;
+    });
+  }
+
+  /** The generation steps counted since the last call, and starts counting afresh. */
+  takeSteps(): StepCount {
+    const counted = this.counted;
+    this.counted = { steps: 0, sequences: 0 };
+    return counted;
+  }
 
   static async load(modelPath: string, settings: InProcessSettings): Promise<InProcessModel> {
     const llama = await llamaInstance();
@@ -64,15 +88,24 @@ export class InProcessModel {
     return new InProcessModel(model, context);
   }
 
+  /**
+   * `count` generations at once, each in a sequence of its own, decoded together. Starts once
+   * that many sequences are free: a disposed sequence's slot comes back a moment later.
+   */
+  async generateTogether(prompt: string, maxTokens: number, count: number): Promise<GenerationTiming[]> {
+    while (this.context.sequencesLeft < count) await new Promise((resolve) => setTimeout(resolve, 1));
+    return Promise.all(Array.from({ length: count }, () => this.generate(prompt, maxTokens)));
+  }
+
   /** Generates `maxTokens` tokens greedily after `prompt` (BOS first where the model wants one). */
   async generate(prompt: string, maxTokens: number): Promise<GenerationTiming> {
     const started = performance.now();
     let tokens = this.model.tokenize(prompt, false);
     const bos = this.model.tokens.bos;
     if (this.model.tokens.shouldPrependBosToken && bos !== null && tokens[0] !== bos) tokens = [bos, ...tokens];
+    // A fresh sequence each time (disposed after): nothing to clear, and no wait for the context's lock.
     const sequence = this.context.getSequence();
     try {
-      await sequence.clearHistory();
       let ttftMs = Number.NaN;
       const generated: Token[] = [];
       let chars = 0;

@@ -28,6 +28,8 @@ import { scaleOutScenario } from "./scenarios/scale-out.js";
 import { imagesScenario } from "./scenarios/images.js";
 import { fairnessScenario } from "./scenarios/fairness.js";
 import { loadScenario } from "./scenarios/load.js";
+import { batchingScenario } from "./scenarios/batching.js";
+import { threadsScenario } from "./scenarios/threads.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -82,6 +84,8 @@ const scenarios: Record<ScenarioId, Scenario> = {
   images: imagesScenario,
   load: loadScenario,
   fairness: fairnessScenario,
+  batching: batchingScenario,
+  threads: threadsScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

@@ -17,6 +17,8 @@ export const SCENARIO_IDS = [
   "images",
   "load",
   "fairness",
+  "batching",
+  "threads",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

@@ -42,6 +42,13 @@ export interface BenchSizes {
   /** Fairness: account A's requests at once, and B's requests timed alone. */
   fairnessFlood: number;
   fairnessProbes: number;
+  /** Batching: N concurrent streams (Hearth) and sequences (in-process) per level, rounds, tokens each. */
+  batchingLevels: number[];
+  batchingRounds: number;
+  batchingTokens: number;
+  /** Threads: requests one after another per run (thread count × quiet or busy), tokens each. */
+  threadsRequests: number;
+  threadsTokens: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -70,6 +77,11 @@ export const quickSizes: BenchSizes = {
   loadTokens: 32,
   fairnessFlood: 500,
   fairnessProbes: 5,
+  batchingLevels: [1, 4, 16],
+  batchingRounds: 2,
+  batchingTokens: 32,
+  threadsRequests: 3,
+  threadsTokens: 48,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -90,6 +102,10 @@ export const fullSizes: BenchSizes = {
   imageRounds: 5,
   loadSeconds: 60,
   fairnessProbes: 20,
+  batchingRounds: 4,
+  batchingTokens: 128,
+  threadsRequests: 5,
+  threadsTokens: 128,
 };
 
 /** Adapters the run needs: deployed ones (spread and memory) and cold ones. */

@@ -27,6 +27,40 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  readonly decodeBatchTokens = new Histogram({
+    name: "hearth_worker_decode_batch_tokens",
+    help: "Tokens per llama.cpp decode, by base model: concurrent requests sharing their decodes show as batches of many.",
+    labelNames: ["model"],
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [this.registry],
+  });
+  readonly decodeStepSequences = new Histogram({
+    name: "hearth_worker_decode_step_sequences",
+    help: "Sequences per generation step (a decode of one token per sequence), by base model.",
+    labelNames: ["model"],
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers: [this.registry],
+  });
+  readonly decodeStep = new Histogram({
+    name: "hearth_worker_decode_step_seconds",
+    help: "Time of one generation step (a decode of one token per sequence), by base model.",
+    labelNames: ["model"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly decodeSlowdown = new Gauge({
+    name: "hearth_worker_decode_slowdown_ratio",
+    help: "The latest window of generation steps' median time ÷ the best median seen for that batch size, by base model: far above 1, llama.cpp's threads are waiting for the CPU.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly oversubscribed = new Gauge({
+    name: "hearth_worker_cpu_oversubscribed",
+    help: "1 while generation steps run at least 3 times slower than the model's own figure (threads waiting for the CPU), by base model.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+
   constructor(workerId: string) {
     this.registry.setDefaultLabels({ worker: workerId });
     collectDefaultMetrics({ register: this.registry, prefix: "hearth_worker_" });

@@ -1,7 +1,7 @@
 import { AppError } from "../errors.js";
 import { AdapterContexts, type AdapterContextsHooks } from "./adapter-contexts.js";
 import { ContextPool } from "./context-pool.js";
-import type { Engine, EngineContext, EngineModel } from "./engine/engine.js";
+import type { ContextOptions, Engine, EngineContext, EngineModel } from "./engine/engine.js";
 import type { InferenceTarget } from "./inference-handler.js";
 
 /** A model object and context held for one request; release it when the request ends. */
@@ -23,6 +23,8 @@ export interface ModelInstanceOptions {
   /** The local file of an adapter key; throws an AppError when it cannot be had. */
   adapterPath(key: string): Promise<string>;
   hooks?: AdapterContextsHooks;
+  /** Every decode of every context of this model (metrics). */
+  onDecode?: ContextOptions["onDecode"];
 }
 
 /**
@@ -46,11 +48,12 @@ export class ModelInstance {
   }
 
   static async create(options: ModelInstanceOptions, generation: number): Promise<ModelInstance> {
-    const { engine, base, contexts: count, sequences, contextSize, threads } = options;
+    const { engine, base, contexts: count, sequences, contextSize, threads, onDecode } = options;
     const model = await engine.loadModel({ id: base.id, path: base.path, threads });
     const contexts: EngineContext[] = [];
     try {
-      for (let i = 0; i < count; i++) contexts.push(await model.createContext({ sequences, contextSize, threads }));
+      for (let i = 0; i < count; i++)
+        contexts.push(await model.createContext({ sequences, contextSize, threads, onDecode }));
     } catch (error) {
       // Frees what was made before the failure; the failure itself is what the caller sees.
       for (const context of contexts) await context.dispose().catch(() => {});
@@ -101,10 +104,10 @@ export class ModelInstance {
   }
 
   private async openAdapter(key: string, options: ModelInstanceOptions): Promise<EngineContext> {
-    const { adapterSequences: sequences, contextSize, threads } = options;
+    const { adapterSequences: sequences, contextSize, threads, onDecode } = options;
     const adapterPath = await options.adapterPath(key);
     try {
-      return await this.model.createContext({ sequences, contextSize, threads, adapterPath });
+      return await this.model.createContext({ sequences, contextSize, threads, adapterPath, onDecode });
     } catch (cause) {
       throw new AppError(
         "internal",

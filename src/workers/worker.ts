@@ -20,6 +20,7 @@ import { openBlobStore } from "../storage/open-blob-store.js";
 import { adapterFile } from "./adapter-file.js";
 import { WorkerMetrics, workerMetricsKey } from "../metrics/worker-metrics.js";
 import { Cancellations } from "./cancellations.js";
+import { watchDecodes } from "./decode-watch.js";
 import { consumeJobs } from "../queues/job-consumer.js";
 import type { JobHandlers } from "../queues/job-handlers.js";
 import type { Engine } from "./engine/engine.js";
@@ -171,6 +172,7 @@ export class HearthWorker {
         maxAdapters,
         adapterLoadsPerModel,
         adapterPath: (key) => adapterFile(this.store, key),
+        onDecode: watchDecodes(base.id, threads, this.metrics, this.log),
         log: this.log,
         onEvent: (event: ServingEvent) => {
           if (event.type === "adapter-loaded")

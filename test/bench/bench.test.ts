@@ -46,6 +46,11 @@ const tinySizes: BenchSizes = {
   // The fairness scenario's short form: a flood of 40, two probes.
   fairnessFlood: 40,
   fairnessProbes: 2,
+  batchingLevels: [1, 2],
+  batchingRounds: 1,
+  batchingTokens: 4,
+  threadsRequests: 1,
+  threadsTokens: 4,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };

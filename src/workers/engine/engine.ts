@@ -57,6 +57,18 @@ export interface ContextOptions {
   contextSize: number;
   threads: number;
   adapterPath?: string;
+  /** Called after every decode of the context (batch sizes, step times: metrics). */
+  onDecode?: (sample: DecodeSample) => void;
+}
+
+/** One decode of a context: a batch of tokens from one or more sequences. */
+export interface DecodeSample {
+  /** Tokens the batch held. */
+  tokens: number;
+  /** Sequences that had tokens in it: a generation step has one token per sequence. */
+  sequences: number;
+  /** Wall time of the decode itself (not the sampling after it). */
+  ms: number;
 }
 
 export interface GenerateRequest {

@@ -32,6 +32,7 @@ import type {
   ModelInfo,
   RenderedPrompt,
 } from "./engine.js";
+import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext } from "./llama-context.js";
 import { serializeSampling } from "./serial-sampling.js";
 
@@ -148,6 +149,7 @@ class LlamaEngineModel implements EngineModel {
       ...(options.adapterPath ? { lora: { adapters: [{ filePath: options.adapterPath, scale: 1 }] } } : {}),
     });
     serializeSampling(context);
+    if (options.onDecode) observeDecodes(context, options.onDecode);
     return new LlamaEngineContext(this.model, context);
   }
 

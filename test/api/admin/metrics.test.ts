@@ -50,8 +50,9 @@ describe("GET /metrics", () => {
     await readSse(await complete(true));
     const text = await eventually(async () => {
       const body = await (await scrape(METRICS_TOKEN)).text();
-      // The worker's metrics come with its heartbeat (every 2 s).
+      // The worker's metrics come with its heartbeat (every 2 s): wait for one after the requests.
       expect(sample(body, "hearth_worker_adapters_loaded", { model: "hearth-tiny" })).toBeDefined();
+      expect(sample(body, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
       return body;
     }, 10_000);
     expect(text).toContain("# TYPE hearth_http_requests_total counter");
@@ -66,6 +67,11 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_queue_jobs", { queue: "inference-hearth-tiny", state: "waiting" })).toBe(0);
     expect(sample(text, "hearth_queue_jobs", { queue: "model-lifecycle", state: "failed" })).toBe(0);
     expect(sample(text, "hearth_worker_adapters_loaded", { worker: hearth.worker!.id, model: "hearth-tiny" })).toBe(0);
+    // Each decode: its batch size, and for generation steps their time; the oversubscription gauge at rest.
+    expect(sample(text, "hearth_worker_decode_batch_tokens_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
+    expect(sample(text, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
+    expect(sample(text, "hearth_worker_decode_step_sequences_sum", { model: "hearth-tiny" })).toBeGreaterThan(0);
+    expect(sample(text, "hearth_worker_cpu_oversubscribed", { model: "hearth-tiny" })).toBe(0);
     expect(text).toContain("hearth_api_process_resident_memory_bytes");
     expect(text).not.toContain(hearth.apiKey);
     expect(text).not.toContain(METRICS_TOKEN);

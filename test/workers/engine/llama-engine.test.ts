@@ -8,7 +8,7 @@ import { gguf } from "../../../src/models/formats/gguf-types.js";
 import { writeTinyLlama } from "../../../src/models/factory/tiny-llama.js";
 import type { Sampling } from "../../../src/queues/jobs.js";
 import { renderDefaultChat } from "../../../src/workers/engine/default-chat-template.js";
-import type { EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
+import type { DecodeSample, EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
 import { greedyText } from "../../helpers/oracle.js";
 import { testModelDir } from "../../helpers/test-models.js";
@@ -181,6 +181,39 @@ describe("LlamaEngine", () => {
       }
     } finally {
       await context.dispose();
+    }
+  });
+
+  it("reports every decode, and concurrent sequences share their generation steps", async () => {
+    const decodes: DecodeSample[] = [];
+    const observed = await tiny.createContext({
+      sequences: 4,
+      contextSize: 256,
+      threads: 1,
+      onDecode: (d) => decodes.push(d),
+    });
+    try {
+      const prompts = ["p ", "q ", "r ", "s "];
+      const results = await Promise.all(
+        prompts.map(async (p) => {
+          let text = "";
+          const r = await observed.generate(
+            { promptTokens: tiny.tokenize(p), sampling: greedy(16) },
+            new AbortController().signal,
+            (t) => (text += t),
+          );
+          return { text, ...r };
+        }),
+      );
+      expect(results.map((r) => r.text)).toEqual(prompts.map((p) => greedyText(p, 16)));
+      // Every token llama.cpp evaluated, once: each prompt, then each generated token but the last.
+      const evaluated = results.reduce((sum, r) => sum + r.promptTokens + r.completionTokens - 1, 0);
+      expect(decodes.reduce((sum, d) => sum + d.tokens, 0)).toBe(evaluated);
+      const steps = decodes.filter((d) => d.tokens === d.sequences);
+      expect(Math.max(...steps.map((d) => d.sequences))).toBeGreaterThanOrEqual(3);
+      for (const d of decodes) expect(d.ms).toBeGreaterThanOrEqual(0);
+    } finally {
+      await observed.dispose();
     }
   });
 

@@ -1,0 +1,165 @@
+import type { StepCount } from "../in-process.js";
+import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
+import { round } from "../stats.js";
+
+interface Run {
+  side: "hearth" | "in-process";
+  round: number;
+  streams: number;
+  tokens: number;
+  wallMs: number;
+  tokensPerS: number;
+  /** Mean sequences per generation step (one token per sequence): how many shared each decode. */
+  sequencesPerStep: number;
+}
+
+/** A level's rise counts as one when the in-process figure grows by more than this share. */
+const RISE = 0.1;
+/** How long a worker takes at most to publish its metrics again (its heartbeat, plus a margin). */
+const HEARTBEAT_WAIT_MS = 2_300;
+
+/**
+ * 8. Batching against its own ceiling: N sequences generating at once, in one context of
+ * node-llama-cpp in the bench process (the most this engine does at N: its batches hold every
+ * sequence that is ready), and N concurrent streams through Hearth, for each N, in rounds
+ * that alternate which side goes first. Both sides count their generation steps, so the
+ * figures show how many sequences shared each decode.
+ */
+export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResult> {
+  const { sizes, progress } = ctx;
+  const local = await ctx.inProcess();
+  const tokens = sizes.batchingTokens;
+  const body = { model: ctx.bench.name, prompt: ctx.prompt, max_tokens: tokens, temperature: 0 };
+  const modelId = ctx.bench.name.split("/").pop()!;
+
+  progress.step("batching: warming up");
+  await Promise.all(Array.from({ length: 2 }, () => ctx.http.stream(body)));
+  await local.generateTogether(ctx.prompt, tokens, 2);
+
+  const runs: Run[] = [];
+  let before = await workerSteps(ctx, modelId);
+  for (let r = 0; r < sizes.batchingRounds; r++) {
+    for (const [i, streams] of sizes.batchingLevels.entries()) {
+      const order: Run["side"][] = (r + i) % 2 === 0 ? ["hearth", "in-process"] : ["in-process", "hearth"];
+      for (const side of order) {
+        progress.step(`batching: round ${r + 1}/${sizes.batchingRounds}, ${streams} streams, ${side}`);
+        const started = performance.now();
+        let generated = 0;
+        let steps: StepCount;
+        if (side === "hearth") {
+          const results = await Promise.all(Array.from({ length: streams }, () => ctx.http.stream(body)));
+          generated = results.reduce((sum, s) => sum + s.tokens, 0);
+          const wallMs = performance.now() - started;
+          await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_WAIT_MS));
+          const after = await workerSteps(ctx, modelId);
+          steps = { steps: after.steps - before.steps, sequences: after.sequences - before.sequences };
+          before = after;
+          runs.push(run(side, r, streams, generated, wallMs, steps));
+        } else {
+          local.takeSteps();
+          const results = await local.generateTogether(ctx.prompt, tokens, streams);
+          generated = results.reduce((sum, s) => sum + s.tokens, 0);
+          const wallMs = performance.now() - started;
+          runs.push(run(side, r, streams, generated, wallMs, local.takeSteps()));
+        }
+        if (generated !== streams * tokens)
+          throw new Error(`${side} generated ${generated} tokens at ${streams} streams, not ${streams * tokens}`);
+      }
+    }
+  }
+
+  const figures: Figure[] = [];
+  const ratios: number[] = [];
+  const perLevel = sizes.batchingLevels.map((streams) => {
+    const of = (side: Run["side"]) => {
+      const mine = runs.filter((x) => x.streams === streams && x.side === side);
+      const tokensAll = mine.reduce((sum, x) => sum + x.tokens, 0);
+      const wall = mine.reduce((sum, x) => sum + x.wallMs, 0);
+      const steps = mine.reduce((sum, x) => sum + x.tokens / x.sequencesPerStep, 0);
+      return { tokensPerS: (tokensAll / wall) * 1000, sequencesPerStep: tokensAll / steps };
+    };
+    return { streams, hearth: of("hearth"), inProcess: of("in-process") };
+  });
+  for (const level of perLevel) {
+    const ratio = level.hearth.tokensPerS / level.inProcess.tokensPerS;
+    ratios.push(ratio);
+    figures.push(
+      figure(
+        `${level.streams} streams, in-process (one context): tokens/s`,
+        round(level.inProcess.tokensPerS),
+        "tok/s",
+      ),
+      figure(`${level.streams} streams, Hearth: tokens/s`, round(level.hearth.tokensPerS), "tok/s"),
+      figure(`${level.streams} streams: Hearth ÷ in-process`, round(ratio), "×"),
+      figure(
+        `${level.streams} streams: sequences per decode step, in-process / Hearth`,
+        round(level.inProcess.sequencesPerStep),
+        "seq",
+        `${round(level.inProcess.sequencesPerStep)} / ${round(level.hearth.sequencesPerStep)}`,
+      ),
+    );
+  }
+  // Wherever the engine's own figure rises from one level to the next, Hearth's must rise too.
+  let flatWhereEngineRises = 0;
+  for (let i = 1; i < perLevel.length; i++) {
+    const [a, b] = [perLevel[i - 1]!, perLevel[i]!];
+    if (b.inProcess.tokensPerS > a.inProcess.tokensPerS * (1 + RISE) && b.hearth.tokensPerS <= a.hearth.tokensPerS)
+      flatWhereEngineRises++;
+  }
+  const worst = Math.min(...ratios);
+  return {
+    id: "batching",
+    title: `Batching against its own ceiling: ${tokens} tokens per stream, Hearth vs node-llama-cpp's batches in process`,
+    figures,
+    targets: [
+      target(
+        `Hearth ÷ in-process batched, at every level (worst, at ${sizes.batchingLevels[ratios.indexOf(worst)]} streams)`,
+        round(worst),
+        ">=",
+        0.9,
+        "×",
+      ),
+      target(
+        `levels where the in-process figure rises by over ${RISE * 100} % and Hearth's does not`,
+        flatWhereEngineRises,
+        "<=",
+        0,
+        "levels",
+      ),
+    ],
+    notes: [
+      `${sizes.batchingRounds} rounds, alternating which side goes first; both sides: ${ctx.workerSettings.sequences} sequences ` +
+        `in one context, ${ctx.workerSettings.threads} thread(s); Hearth's steps from the worker's /metrics ` +
+        "(hearth_worker_decode_step_sequences)",
+    ],
+    details: { runs, levels: perLevel },
+  };
+}
+
+function run(side: Run["side"], r: number, streams: number, tokens: number, wallMs: number, steps: StepCount): Run {
+  return {
+    side,
+    round: r,
+    streams,
+    tokens,
+    wallMs,
+    tokensPerS: (tokens / wallMs) * 1000,
+    sequencesPerStep: steps.steps > 0 ? steps.sequences / steps.steps : Number.NaN,
+  };
+}
+
+/** The worker's generation steps of `modelId` so far, as its metrics on the API's /metrics say. */
+async function workerSteps(ctx: BenchContext, modelId: string): Promise<StepCount> {
+  const text = await ctx.http.getText("/metrics");
+  const read = (name: string) => {
+    let total = 0;
+    for (const line of text.split("\n")) {
+      if (line.startsWith(`${name}{`) && line.includes(`model="${modelId}"`)) total += Number(line.split(" ").pop());
+    }
+    return total;
+  };
+  return {
+    steps: read("hearth_worker_decode_step_sequences_count"),
+    sequences: read("hearth_worker_decode_step_sequences_sum"),
+  };
+}

@@ -1,0 +1,50 @@
+import type { Logger } from "../logger.js";
+import type { WorkerMetrics } from "../metrics/worker-metrics.js";
+import { DecodeSlowdown, type DecodeSlowdownOptions } from "./decode-slowdown.js";
+import type { DecodeSample } from "./engine/engine.js";
+
+/**
+ * What a worker does with each decode of a base model's contexts: batch sizes and step times
+ * on /metrics, and a warning in the log (and a gauge) while steps run far slower than the
+ * model's own figure, which is what llama.cpp's spinning threads do when the cores are
+ * oversubscribed.
+ */
+export function watchDecodes(
+  model: string,
+  threads: number,
+  metrics: WorkerMetrics,
+  log: Logger,
+  options?: DecodeSlowdownOptions,
+): (sample: DecodeSample) => void {
+  const slowdown = new DecodeSlowdown(options);
+  metrics.oversubscribed.labels(model).set(0);
+  return (sample) => {
+    metrics.decodeBatchTokens.labels(model).observe(sample.tokens);
+    if (sample.tokens !== sample.sequences) return;
+    metrics.decodeStepSequences.labels(model).observe(sample.sequences);
+    metrics.decodeStep.labels(model).observe(sample.ms / 1000);
+    const change = slowdown.record(sample);
+    metrics.decodeSlowdown.labels(model).set(slowdown.ratio);
+    if (!change) return;
+    metrics.oversubscribed.labels(model).set(change.oversubscribed ? 1 : 0);
+    const figures = {
+      model,
+      ratio: Math.round(change.ratio * 10) / 10,
+      stepMs: Math.round(change.stepMs * 10) / 10,
+      bestMs: Math.round(change.bestMs * 10) / 10,
+      sequences: change.sequences,
+      threads,
+    };
+    if (change.oversubscribed) {
+      log.warn(
+        `decoding runs ${figures.ratio}x slower than this model's own figure (a step of up to ${change.sequences} ` +
+          `sequences takes ${figures.stepMs} ms, at best ${figures.bestMs} ms): llama.cpp's ${threads} thread(s) ` +
+          "per context are waiting for the CPU, which other processes are using. Lower HEARTH_WORKER_THREADS, " +
+          "or give the worker cores of its own.",
+        figures,
+      );
+    } else {
+      log.info("decoding is back near this model's own figure", figures);
+    }
+  };
+}

@@ -27,7 +27,9 @@ const usage = `usage: npm run bench -- [options]
   --large                 the Llama-3.2-1B shape (about 1.3 GB) instead of SmolLM-135M
   --threads N             llama.cpp threads per worker context (default: Hearth's, HEARTH_WORKER_THREADS)
   --sequences N           sequences of the base model's llama.cpp context (default 16)
-  --adapter-sequences N   sequences of each adapter's context (default: Hearth's, HEARTH_ADAPTER_SEQUENCES)
+  --adapter-contexts N    contexts the adapters share (default: Hearth's, HEARTH_ADAPTER_CONTEXTS)
+  --adapter-sequences N   sequences of each adapter context (default: --sequences ÷ --adapter-contexts, so
+                          that the adapters have as many sequences as the base model)
   --worker-concurrency N  jobs one worker takes at once (default 16)
   --models-dir DIR        where the benchmark models are built and kept (default <HEARTH_DATA_DIR>/bench-models)
   --out DIR               results directory (default bench/results)
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     threads: { type: "string" },
     sequences: { type: "string", default: "16" },
     "adapter-sequences": { type: "string" },
+    "adapter-contexts": { type: "string" },
     "worker-concurrency": { type: "string", default: "16" },
     "models-dir": { type: "string" },
     out: { type: "string", default: "bench/results" },
@@ -76,9 +79,13 @@ const wholeNumber = (option: string, value: string, max: number) => {
 const config = loadConfig(process.env);
 const threads = values.threads === undefined ? config.worker.threads : wholeNumber("threads", values.threads, 256);
 const sequences = wholeNumber("sequences", values.sequences, 64);
+const adapterContexts =
+  values["adapter-contexts"] === undefined
+    ? config.worker.adapterContexts
+    : wholeNumber("adapter-contexts", values["adapter-contexts"], 16);
 const adapterSequences =
   values["adapter-sequences"] === undefined
-    ? config.worker.adapterSequences
+    ? Math.max(1, Math.ceil(sequences / adapterContexts))
     : wholeNumber("adapter-sequences", values["adapter-sequences"], 64);
 const concurrency = wholeNumber("worker-concurrency", values["worker-concurrency"], 64);
 
@@ -96,6 +103,7 @@ const report = await runBench({
     threads,
     sequences,
     adapterSequences,
+    adapterContexts,
     concurrency,
     contextSize: 256,
     maxAdapters: Math.max(...sizes.memoryLevels, sizes.adapterSpread) + sizes.coldAdapters,

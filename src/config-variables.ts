@@ -135,9 +135,15 @@ export const variables = {
   },
   HEARTH_ADAPTER_SEQUENCES: {
     schema: int(1, 64),
+    default: "2",
+    description:
+      "Sequences of each adapter context. Every loaded LoRA adapter of a model shares its adapter contexts (each batch holds one adapter's requests), so requests to all adapters together beyond HEARTH_ADAPTER_CONTEXTS × this wait for a free sequence.",
+  },
+  HEARTH_ADAPTER_CONTEXTS: {
+    schema: int(1, 16),
     default: "4",
     description:
-      "Requests one LoRA adapter's context evaluates together. Each loaded adapter has a context of its own, whose KV cache grows with this; requests beyond it wait for a free sequence.",
+      "llama.cpp contexts the LoRA adapters of a loaded model share, created on the first adapter's request. An adapter's requests go to a context already running that adapter, else to the least busy; each context switches its adapter between batches (a batch holds one adapter's requests), and they decode in parallel within the worker's threads. An adapter costs its weights only.",
   },
   HEARTH_CONTEXTS_PER_MODEL: {
     schema: int(1, 16),
@@ -304,13 +310,14 @@ export const variables = {
   HEARTH_WORKER_MAX_ADAPTERS: {
     schema: int(1, 1024),
     default: "8",
-    description: "Adapter contexts one worker keeps loaded per base model; the least recently used one goes first.",
+    description:
+      "LoRA adapters one worker keeps loaded per base model (their weights; they share the adapter contexts); the least recently used one is freed first.",
   },
   HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: {
     schema: int(1, 100_000),
     default: "64",
     description:
-      "Adapter loads after which a worker re-creates its base model object (llama.cpp keeps every adapter it loaded until then), draining in-flight work first.",
+      "Adapter loads after which a worker re-creates its base model object, draining in-flight work first: a bound on what the native allocator keeps over many loads (a freed adapter's memory is reused, but not returned to the system).",
   },
   HEARTH_WORKER_ROLES: {
     schema: z

@@ -39,6 +39,7 @@ export interface Config {
     readonly concurrency: number;
     readonly sequencesPerContext: number;
     readonly adapterSequences: number;
+    readonly adapterContexts: number;
     readonly contextsPerModel: number;
     readonly threads: number;
     readonly contextSize: number;
@@ -137,6 +138,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: r.HEARTH_WORKER_CONCURRENCY,
       sequencesPerContext: r.HEARTH_SEQUENCES_PER_CONTEXT,
       adapterSequences: r.HEARTH_ADAPTER_SEQUENCES,
+      adapterContexts: r.HEARTH_ADAPTER_CONTEXTS,
       contextsPerModel: r.HEARTH_CONTEXTS_PER_MODEL,
       // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
       threads: r.HEARTH_WORKER_THREADS || Math.max(1, usableCores() - 1),

@@ -19,7 +19,8 @@ describe("config", () => {
   it("leaves a core free for the rest when the worker's threads are not set", () => {
     expect(loadConfig({}).worker.threads).toBe(Math.max(1, os.availableParallelism() - 1));
     expect(loadConfig({ HEARTH_WORKER_THREADS: "3" }).worker.threads).toBe(3);
-    expect(loadConfig({}).worker.adapterSequences).toBe(4);
+    expect(loadConfig({}).worker.adapterSequences).toBe(2);
+    expect(loadConfig({}).worker.adapterContexts).toBe(4);
   });
   it("lists every bad variable at once", () => {
     try {

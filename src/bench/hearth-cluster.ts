@@ -13,6 +13,7 @@ export interface WorkerSettings {
   threads: number;
   sequences: number;
   adapterSequences: number;
+  adapterContexts: number;
   concurrency: number;
   contextSize: number;
   maxAdapters: number;
@@ -195,6 +196,7 @@ export class HearthCluster {
       HEARTH_WORKER_THREADS: String(settings.threads),
       HEARTH_SEQUENCES_PER_CONTEXT: String(settings.sequences),
       HEARTH_ADAPTER_SEQUENCES: String(settings.adapterSequences),
+      HEARTH_ADAPTER_CONTEXTS: String(settings.adapterContexts),
       HEARTH_WORKER_CONCURRENCY: String(settings.concurrency),
       HEARTH_CONTEXT_SIZE: String(settings.contextSize),
       HEARTH_CONTEXTS_PER_MODEL: "1",

@@ -25,17 +25,17 @@ interface Entry {
 }
 
 /**
- * The adapter contexts of one model object: one context per adapter, created on first
- * use and kept in least-recently-used order, at most `max` of them.
+ * The loaded adapters of one model object, each as the EngineContext its requests run on
+ * (the model instance's: its weights applied on the contexts adapters share), loaded on
+ * first use and kept in least-recently-used order, at most `max` of them.
  *
  * - Concurrent first uses of an adapter share one load; a failed load is forgotten,
  *   so the next request tries again.
- * - A context some request holds is never freed. When every context is held, the set
- *   grows past `max` rather than making requests wait, and shrinks back (least recently
- *   used first) as leases end.
- * - `loads` counts the distinct adapters this model object has loaded: llama.cpp keeps
- *   each one in memory until the model object is disposed, however often its context is
- *   freed and re-created.
+ * - An adapter some request holds is never freed. When every one is held, the set grows
+ *   past `max` rather than making requests wait, and shrinks back (least recently used
+ *   first) as leases end.
+ * - `loads` counts the distinct adapters this model object has loaded (the served model
+ *   renews the model object after so many; see served-model.ts).
  */
 export class AdapterContexts {
   /** Least recently used first. */

@@ -1,7 +1,15 @@
 import { AppError } from "../errors.js";
 import { AdapterContexts, type AdapterContextsHooks } from "./adapter-contexts.js";
 import { ContextPool } from "./context-pool.js";
-import type { ContextOptions, Engine, EngineContext, EngineModel } from "./engine/engine.js";
+import type {
+  ContextOptions,
+  Engine,
+  EngineAdapter,
+  EngineContext,
+  EngineModel,
+  GenerateRequest,
+  GenerateResult,
+} from "./engine/engine.js";
 import type { InferenceTarget } from "./inference-handler.js";
 
 /** A model object and context held for one request; release it when the request ends. */
@@ -12,10 +20,12 @@ export interface InferenceLease extends InferenceTarget {
 export interface ModelInstanceOptions {
   engine: Engine;
   base: { id: string; path: string };
-  /** Base contexts (requests go to the least busy one); each adapter gets one context. */
+  /** Base contexts (requests go to the least busy one). */
   contexts: number;
   sequences: number;
-  /** Sequences of each adapter's context. */
+  /** Contexts all the adapters share (each batch one adapter's sequences), created on first use. */
+  adapterContexts: number;
+  /** Sequences of each adapter context. */
   adapterSequences: number;
   contextSize: number;
   threads: number;
@@ -28,12 +38,13 @@ export interface ModelInstanceOptions {
 }
 
 /**
- * One model object of a base model (one "generation") with its base context(s) and its
- * adapter contexts. Counts the requests it serves, so that once retired it is disposed
- * only after the last of them ends.
+ * One model object of a base model (one "generation") with its base context(s), the
+ * contexts its adapters share, and its loaded adapters. Counts the requests it serves, so
+ * that once retired it is disposed only after the last of them ends.
  */
 export class ModelInstance {
   readonly adapters: AdapterContexts;
+  private adapterPool: Promise<EngineContext> | undefined;
   private inFlight = 0;
   private retiring: (() => void) | undefined;
   private retired: Promise<void> | undefined;
@@ -50,17 +61,14 @@ export class ModelInstance {
   static async create(options: ModelInstanceOptions, generation: number): Promise<ModelInstance> {
     const { engine, base, contexts: count, sequences, contextSize, threads, onDecode } = options;
     const model = await engine.loadModel({ id: base.id, path: base.path, threads });
-    const contexts: EngineContext[] = [];
+    let context: EngineContext;
     try {
-      for (let i = 0; i < count; i++)
-        contexts.push(await model.createContext({ sequences, contextSize, threads, onDecode }));
+      context = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
     } catch (error) {
-      // Frees what was made before the failure; the failure itself is what the caller sees.
-      for (const context of contexts) await context.dispose().catch(() => {});
+      // The failure itself is what the caller sees.
       await model.dispose().catch(() => {});
       throw error;
     }
-    const context = contexts.length === 1 ? contexts[0]! : new ContextPool(contexts);
     return new ModelInstance(generation, model, context, options);
   }
 
@@ -103,11 +111,12 @@ export class ModelInstance {
     }
   }
 
+  /** Loads an adapter's weights; its requests run on the shared adapter contexts. */
   private async openAdapter(key: string, options: ModelInstanceOptions): Promise<EngineContext> {
-    const { adapterSequences: sequences, contextSize, threads, onDecode } = options;
     const adapterPath = await options.adapterPath(key);
+    let adapter: EngineAdapter;
     try {
-      return await this.model.createContext({ sequences, contextSize, threads, adapterPath, onDecode });
+      adapter = await this.model.loadAdapter(adapterPath);
     } catch (cause) {
       throw new AppError(
         "internal",
@@ -116,6 +125,29 @@ export class ModelInstance {
         { cause },
       );
     }
+    try {
+      return new AdapterOnContexts(await this.sharedAdapterContexts(options), adapter);
+    } catch (error) {
+      await adapter.dispose().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** The contexts every adapter of this model object shares, created on the first adapter's load. */
+  private sharedAdapterContexts(options: ModelInstanceOptions): Promise<EngineContext> {
+    const { adapterContexts: count, adapterSequences: sequences, contextSize, threads, onDecode } = options;
+    this.adapterPool ??= createContexts(this.model, count, {
+      sequences,
+      contextSize,
+      threads,
+      onDecode,
+      adapters: true,
+    });
+    // A failed creation is forgotten, so that the next adapter tries again.
+    this.adapterPool.catch(() => {
+      this.adapterPool = undefined;
+    });
+    return this.adapterPool;
   }
 
   /** Takes no more requests; resolves once those in flight have ended and everything is freed. */
@@ -125,9 +157,47 @@ export class ModelInstance {
       if (this.inFlight === 0) resolve();
     }).then(async () => {
       await this.adapters.dispose();
+      await (await this.adapterPool?.catch(() => undefined))?.dispose();
       await this.base.dispose();
       await this.model.dispose();
     });
     return this.retired;
+  }
+}
+
+/** `count` contexts of a model behind one EngineContext (the least busy takes each request). */
+async function createContexts(model: EngineModel, count: number, options: ContextOptions): Promise<EngineContext> {
+  const contexts: EngineContext[] = [];
+  try {
+    for (let i = 0; i < count; i++) contexts.push(await model.createContext(options));
+  } catch (error) {
+    // Frees what was made before the failure; the failure itself is what the caller sees.
+    for (const context of contexts) await context.dispose().catch(() => {});
+    throw error;
+  }
+  return contexts.length === 1 ? contexts[0]! : new ContextPool(contexts);
+}
+
+/** One adapter on the shared adapter contexts: its requests generate with it; disposing it frees its weights. */
+class AdapterOnContexts implements EngineContext {
+  constructor(
+    private readonly contexts: EngineContext,
+    private readonly adapter: EngineAdapter,
+  ) {}
+
+  get contextSize(): number {
+    return this.contexts.contextSize;
+  }
+
+  get sequences(): number {
+    return this.contexts.sequences;
+  }
+
+  generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {
+    return this.contexts.generate({ ...request, adapter: this.adapter }, signal, onText);
+  }
+
+  dispose(): Promise<void> {
+    return this.adapter.dispose();
   }
 }

@@ -73,7 +73,15 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   modelsDir: path.join(root, "models"),
   large: false,
   shape: smallShape,
-  worker: { threads: 1, sequences: 2, adapterSequences: 1, concurrency: 2, contextSize: 256, maxAdapters: 4 },
+  worker: {
+    threads: 1,
+    sequences: 2,
+    adapterSequences: 1,
+    adapterContexts: 2,
+    concurrency: 2,
+    contextSize: 256,
+    maxAdapters: 4,
+  },
   progress: silentProgress,
   ...overrides,
 });

@@ -1,6 +1,7 @@
 import type {
   ContextOptions,
   Engine,
+  EngineAdapter,
   EngineContext,
   EngineModel,
   GenerateRequest,
@@ -15,9 +16,9 @@ import type {
 export class FakeEngine implements Engine {
   readonly backend = "cpu";
   readonly models: FakeModel[] = [];
-  /** Adapter paths whose context creation fails. */
+  /** Adapter paths whose load fails. */
   readonly failing = new Set<string>();
-  /** While set, adapter context creation waits for it. */
+  /** While set, adapter loads wait for it. */
   hold: Promise<void> | undefined;
   /** Makes the next loadModel calls fail. */
   failLoads = 0;
@@ -32,9 +33,9 @@ export class FakeEngine implements Engine {
     return model;
   }
 
-  /** Every adapter context created so far, in order. */
-  get adapterContexts(): FakeContext[] {
-    return this.models.flatMap((m) => m.contexts.filter((c) => c.adapterPath !== undefined));
+  /** Every adapter loaded so far, in order. */
+  get adapters(): FakeAdapter[] {
+    return this.models.flatMap((m) => m.adapters);
   }
 
   async close(): Promise<void> {}
@@ -43,6 +44,7 @@ export class FakeEngine implements Engine {
 export class FakeModel implements EngineModel {
   readonly info = { trainContextLength: 2048, embeddingLength: 4, hasChatTemplate: false };
   readonly contexts: FakeContext[] = [];
+  readonly adapters: FakeAdapter[] = [];
   disposed = false;
 
   constructor(
@@ -62,13 +64,18 @@ export class FakeModel implements EngineModel {
 
   async createContext(options: ContextOptions): Promise<EngineContext> {
     if (this.disposed) throw new Error("model disposed");
-    if (options.adapterPath !== undefined) {
-      await this.engine.hold;
-      if (this.engine.failing.has(options.adapterPath)) throw new Error(`cannot load ${options.adapterPath}`);
-    }
-    const context = new FakeContext(this, options.contextSize, options.adapterPath, options.sequences);
+    const context = new FakeContext(this, options.contextSize, options.adapters ?? false, options.sequences);
     this.contexts.push(context);
     return context;
+  }
+
+  async loadAdapter(path: string): Promise<EngineAdapter> {
+    if (this.disposed) throw new Error("model disposed");
+    await this.engine.hold;
+    if (this.engine.failing.has(path)) throw new Error(`cannot load ${path}`);
+    const adapter = new FakeAdapter(path);
+    this.adapters.push(adapter);
+    return adapter;
   }
 
   async embed(): Promise<never> {
@@ -86,7 +93,8 @@ export class FakeContext implements EngineContext {
   constructor(
     readonly model: FakeModel,
     readonly contextSize: number,
-    readonly adapterPath: string | undefined,
+    /** Created to serve adapters. */
+    readonly adapters: boolean,
     readonly sequences = 1,
   ) {}
 
@@ -96,9 +104,21 @@ export class FakeContext implements EngineContext {
     onText: (text: string) => void,
   ): Promise<GenerateResult> {
     if (this.disposed || this.model.disposed) throw new Error("generating on a disposed context");
-    onText(this.adapterPath ?? "base");
+    if (request.adapter && !this.adapters) throw new Error("an adapter on a context not made for adapters");
+    if ((request.adapter as FakeAdapter | undefined)?.disposed) throw new Error("generating with a freed adapter");
+    onText(request.adapter?.path ?? "base");
     return { finishReason: "stop", promptTokens: request.promptTokens.length, completionTokens: 1 };
   }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+  }
+}
+
+export class FakeAdapter implements EngineAdapter {
+  disposed = false;
+
+  constructor(readonly path: string) {}
 
   async dispose(): Promise<void> {
     this.disposed = true;

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { AdapterContexts, type AdapterEviction } from "../../src/workers/adapter-contexts.js";
-import { deferred, FakeEngine, type FakeContext, type FakeModel } from "../helpers/fake-engine.js";
+import { deferred, FakeEngine, type FakeModel } from "../helpers/fake-engine.js";
 
 describe("AdapterContexts", () => {
   let engine: FakeEngine;
@@ -10,9 +10,17 @@ describe("AdapterContexts", () => {
 
   const contexts = (max: number) =>
     new AdapterContexts(
-      (key) => {
+      async (key) => {
         opened.push(key);
-        return model.createContext({ sequences: 1, contextSize: 64, threads: 1, adapterPath: key });
+        // An adapter's requests as the model instance runs them: its weights on a shared context.
+        const adapter = await model.loadAdapter(key);
+        const shared = await model.createContext({ sequences: 1, contextSize: 64, threads: 1, adapters: true });
+        return {
+          contextSize: shared.contextSize,
+          sequences: shared.sequences,
+          generate: (request, signal, onText) => shared.generate({ ...request, adapter }, signal, onText),
+          dispose: () => adapter.dispose(),
+        };
       },
       max,
       { evicted: (key, reason) => evicted.push([key, reason]) },
@@ -20,7 +28,7 @@ describe("AdapterContexts", () => {
 
   beforeEach(async () => {
     engine = new FakeEngine();
-    model = (await engine.loadModel({ id: "m", path: "m.gguf", threads: 1 })) as FakeModel;
+    model = (await engine.loadModel({ id: "m", path: "m.gguf", threads: 1 })) as unknown as FakeModel;
     opened = [];
     evicted = [];
   });
@@ -38,7 +46,7 @@ describe("AdapterContexts", () => {
     await use(set, "c");
     expect(set.keys).toEqual(["a", "c"]);
     expect(evicted).toEqual([["b", "lru"]]);
-    expect(engine.adapterContexts.find((c) => c.adapterPath === "b")!.disposed).toBe(true);
+    expect(engine.adapters.find((a) => a.path === "b")!.disposed).toBe(true);
     await use(set, "d");
     expect(set.keys).toEqual(["c", "d"]);
     expect(evicted).toEqual([
@@ -53,7 +61,7 @@ describe("AdapterContexts", () => {
     const b = await set.acquire("b");
     expect(set.keys).toEqual(["a", "b"]);
     expect(evicted).toEqual([]);
-    expect((a.context as FakeContext).disposed).toBe(false);
+    expect(engine.adapters.find((x) => x.path === "a")!.disposed).toBe(false);
     b.release();
     // b is idle but a is older and busy: the least recently used *idle* one goes.
     expect(set.keys).toEqual(["a"]);
@@ -139,7 +147,7 @@ describe("AdapterContexts", () => {
     await use(set, "a");
     await use(set, "b");
     await set.dispose();
-    expect(engine.adapterContexts.every((c) => c.disposed)).toBe(true);
+    expect(engine.adapters.every((a) => a.disposed)).toBe(true);
     expect(evicted.map(([, reason]) => reason)).toEqual(["closed", "closed"]);
   });
 });

@@ -38,6 +38,9 @@ function gatedEngine(inner: Engine) {
     get contextSize() {
       return context.contextSize;
     },
+    get sequences() {
+      return context.sequences;
+    },
     async generate(request, signal, onText) {
       gate.started++;
       await gate.hold;

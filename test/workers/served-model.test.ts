@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/logger.js";
 import { ServedModel, type ServingEvent } from "../../src/workers/served-model.js";
-import { deferred, FakeEngine, type FakeContext, type FakeModel } from "../helpers/fake-engine.js";
+import type { EngineContext } from "../../src/workers/engine/engine.js";
+import { deferred, FakeEngine, type FakeModel } from "../helpers/fake-engine.js";
 
 describe("ServedModel", () => {
   let engine: FakeEngine;
@@ -14,6 +15,7 @@ describe("ServedModel", () => {
       contexts: 1,
       sequences: 3,
       adapterSequences: 2,
+      adapterContexts: 2,
       contextSize: 64,
       threads: 1,
       maxAdapters,
@@ -25,25 +27,44 @@ describe("ServedModel", () => {
 
   const types = () => events.map((e) => e.type);
 
+  /** What a 1-token request on the context generates: the fake says which adapter it ran with. */
+  async function generated(context: EngineContext): Promise<string> {
+    let text = "";
+    const request = { promptTokens: [1], sampling: { maxTokens: 1, temperature: 0, stop: [] } };
+    await context.generate(request, new AbortController().signal, (t) => (text += t));
+    return text;
+  }
+
   beforeEach(() => {
     engine = new FakeEngine();
     events = [];
   });
 
-  it("runs a request on the base context or on its adapter's", async () => {
+  it("runs a request on the base context, or with its adapter on the contexts adapters share", async () => {
     const served = await start(4);
     const base = await served.lease();
     const adapted = await served.lease("a");
-    expect((base.context as FakeContext).adapterPath).toBeUndefined();
-    expect((adapted.context as FakeContext).adapterPath).toBe("/adapters/a");
-    expect((base.context as FakeContext).sequences).toBe(3);
-    expect((adapted.context as FakeContext).sequences).toBe(2);
+    expect(await generated(base.context)).toBe("base");
+    expect(await generated(adapted.context)).toBe("/adapters/a");
+    // The base context, then the adapters' two, made on the first adapter's load.
+    expect(engine.models[0]!.contexts.map((c) => [c.sequences, c.adapters])).toEqual([
+      [3, false],
+      [2, true],
+      [2, true],
+    ]);
+    const b = await served.lease("b");
+    expect(await generated(b.context)).toBe("/adapters/b");
+    expect(engine.models[0]!.contexts).toHaveLength(3);
+    b.release();
     expect(base.model).toBe(adapted.model);
-    expect(served.stats()).toMatchObject({ generation: 0, adapterLoads: 1, adapters: ["a"], requests: 2 });
+    expect(served.stats()).toMatchObject({ generation: 0, adapterLoads: 2, adapters: ["a", "b"], requests: 2 });
     base.release();
     adapted.release();
     expect(served.stats().requests).toBe(0);
-    expect(events).toMatchObject([{ type: "adapter-loaded", baseModelId: "m", adapterKey: "a", generation: 0 }]);
+    expect(events).toMatchObject([
+      { type: "adapter-loaded", baseModelId: "m", adapterKey: "a", generation: 0 },
+      { type: "adapter-loaded", baseModelId: "m", adapterKey: "b", generation: 0 },
+    ]);
     await served.close();
   });
 
@@ -95,9 +116,7 @@ describe("ServedModel", () => {
     const served = await start(2, 1);
     for (const key of ["a", "b", "a", "b", "a"]) (await served.lease(key)).release();
     expect(engine.models).toHaveLength(1);
-    expect(engine.adapterContexts.map((c) => c.adapterPath)).toEqual(
-      ["a", "b", "a", "b", "a"].map((k) => `/adapters/${k}`),
-    );
+    expect(engine.adapters.map((a) => a.path)).toEqual(["a", "b", "a", "b", "a"].map((k) => `/adapters/${k}`));
     expect(served.stats()).toMatchObject({ generation: 0, adapterLoads: 2, adapters: ["a"] });
     await served.close();
   });

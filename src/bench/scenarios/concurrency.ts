@@ -91,7 +91,8 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
     ],
     notes: [
       `${sizes.concurrencyRounds} request(s) per stream per level; worker: ${ctx.workerSettings.sequences} sequences per context, ` +
-        `${ctx.workerSettings.threads} thread(s); each adapter has a context of its own with ${ctx.workerSettings.adapterSequences} sequences`,
+        `${ctx.workerSettings.threads} thread(s); the adapters share ${ctx.workerSettings.adapterContexts} contexts of ` +
+        `${ctx.workerSettings.adapterSequences} sequences each, every batch one adapter's sequences`,
     ],
     details: { runs, ratios: Object.fromEntries(sizes.concurrencyLevels.map((s, i) => [s, ratios[i]])) },
   };

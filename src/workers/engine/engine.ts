@@ -38,9 +38,14 @@ export interface EngineModel {
   renderChat(messages: readonly ChatMessage[], template?: string): Promise<RenderedPrompt>;
   /**
    * A context: `sequences` requests evaluated together in one batch, each with up to
-   * `contextSize` tokens. A context's LoRA adapter is fixed when it is created.
+   * `contextSize` tokens.
    */
   createContext(options: ContextOptions): Promise<EngineContext>;
+  /**
+   * Loads a LoRA adapter's weights (a GGUF LoRA made for this model), for requests on
+   * contexts created with `adapters: true`. Many adapters share such a context.
+   */
+  loadAdapter(path: string): Promise<EngineAdapter>;
   /** Mean-pooled, L2-normalised embeddings, one per input, and the tokens read. */
   embed(inputs: readonly string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }>;
   dispose(): Promise<void>;
@@ -56,7 +61,11 @@ export interface ContextOptions {
   sequences: number;
   contextSize: number;
   threads: number;
-  adapterPath?: string;
+  /**
+   * Requests on it may name an adapter: each batch then holds one adapter's sequences, and
+   * the context switches its adapter between batches.
+   */
+  adapters?: boolean;
   /** Called after every decode of the context (batch sizes, step times: metrics). */
   onDecode?: (sample: DecodeSample) => void;
 }
@@ -71,8 +80,17 @@ export interface DecodeSample {
   ms: number;
 }
 
+/** A LoRA adapter loaded onto a model. */
+export interface EngineAdapter {
+  readonly path: string;
+  /** Frees its weights; the requests using it must have ended. */
+  dispose(): Promise<void>;
+}
+
 export interface GenerateRequest {
   promptTokens: number[];
+  /** The adapter to generate with (the context must have been created with `adapters`). */
+  adapter?: EngineAdapter;
   sampling: Sampling;
   /** Stop strings beyond sampling.stop (from the chat template). */
   extraStop?: readonly string[];
@@ -87,6 +105,8 @@ export interface GenerateResult {
 export interface EngineContext {
   /** Tokens of context each sequence has. */
   readonly contextSize: number;
+  /** Requests it runs at once (more wait for a free sequence). */
+  readonly sequences: number;
   /**
    * Generates into one free sequence (waiting for one if all are busy), calling
    * `onText` with each piece of text as it becomes final. Stops within one token of

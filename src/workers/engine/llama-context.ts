@@ -1,7 +1,8 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
-import type { EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
+import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
+import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
 import { TokenTextDecoder } from "./token-text.js";
 
 /**
@@ -25,10 +26,16 @@ export class LlamaEngineContext implements EngineContext {
   constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
+    /** Present on a context that serves adapters: it groups batches by adapter. */
+    private readonly batching?: AdapterBatching,
   ) {}
 
   get contextSize(): number {
     return this.context.contextSize;
+  }
+
+  get sequences(): number {
+    return this.context.totalSequences;
   }
 
   async generate(
@@ -48,11 +55,14 @@ export class LlamaEngineContext implements EngineContext {
         { param: available <= 0 ? "prompt" : "max_tokens" },
       );
     }
+    const lora = this.loraOf(request.adapter);
     const sequence = await this.acquire(signal);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     try {
+      this.batching?.assign(sequence, lora);
       return await this.run(sequence, prompt, maxTokens, request, signal, onText);
     } finally {
+      this.batching?.release(sequence);
       this.release(sequence);
     }
   }
@@ -102,6 +112,12 @@ export class LlamaEngineContext implements EngineContext {
       if (rest) onText(rest);
     }
     return { finishReason, promptTokens: prompt.length, completionTokens: generated.length };
+  }
+
+  private loraOf(adapter: EngineAdapter | undefined): NativeLora | undefined {
+    if (adapter === undefined) return undefined;
+    if (!this.batching) throw new Error("this context was not created to serve adapters");
+    return (adapter as LlamaEngineAdapter).lora;
   }
 
   /** The tokens to evaluate: the model's BOS first where it wants one; never empty. */
@@ -164,6 +180,11 @@ export class LlamaEngineContext implements EngineContext {
   async dispose(): Promise<void> {
     await this.context.dispose();
   }
+}
+
+/** An adapter as this engine loads it: the engine's handle on its native weights. */
+export interface LlamaEngineAdapter extends EngineAdapter {
+  readonly lora: NativeLora;
 }
 
 function evaluateOptions(request: GenerateRequest, generated: Token[]): SequenceEvaluateOptions {

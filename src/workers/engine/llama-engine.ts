@@ -26,14 +26,16 @@ import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js"
 import type {
   ContextOptions,
   Engine,
+  EngineAdapter,
   EngineContext,
   EngineModel,
   LoadModelOptions,
   ModelInfo,
   RenderedPrompt,
 } from "./engine.js";
+import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
-import { LlamaEngineContext } from "./llama-context.js";
+import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
 import { serializeSampling } from "./serial-sampling.js";
 
 /** The node-llama-cpp implementation of the engine. */
@@ -86,8 +88,16 @@ export class LlamaEngine implements Engine {
   }
 }
 
+/** node-llama-cpp's internals that load a LoRA's weights onto a model (cached by path) and free them. */
+interface LoraInternals {
+  _getOrLoadLora(path: string): Promise<NativeLora & { dispose(): Promise<void> }>;
+  _loraAdapters: Map<string, NativeLora>;
+}
+
 class LlamaEngineModel implements EngineModel {
   readonly info: ModelInfo;
+  /** The contexts that switch adapters, which must let go of an adapter before it is freed. */
+  private readonly batchings = new Set<AdapterBatching>();
   private readonly chatWrapper: ChatWrapper | undefined;
   private embedding: Promise<LlamaEmbeddingContext> | undefined;
 
@@ -142,15 +152,40 @@ class LlamaEngineModel implements EngineModel {
   }
 
   async createContext(options: ContextOptions): Promise<EngineContext> {
+    const batching = options.adapters ? new AdapterBatching() : undefined;
     const context = await this.model.createContext({
       sequences: options.sequences,
       contextSize: Math.min(options.contextSize, this.model.trainContextSize),
       threads: options.threads,
-      ...(options.adapterPath ? { lora: { adapters: [{ filePath: options.adapterPath, scale: 1 }] } } : {}),
+      ...(batching ? { batching: { itemPrioritizationStrategy: batching.strategy } } : {}),
     });
     serializeSampling(context);
+    if (batching) {
+      batching.attach(context);
+      this.batchings.add(batching);
+      context.onDispose.createListener(() => this.batchings.delete(batching));
+    }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context);
+    return new LlamaEngineContext(this.model, context, batching);
+  }
+
+  async loadAdapter(path: string): Promise<EngineAdapter> {
+    const internals = this.model as unknown as LoraInternals;
+    if (typeof internals._getOrLoadLora !== "function" || !(internals._loraAdapters instanceof Map)) {
+      throw new Error("node-llama-cpp's model has no _getOrLoadLora: loadAdapter needs updating for this version");
+    }
+    const lora = await internals._getOrLoadLora(path);
+    const batchings = this.batchings;
+    const adapter: LlamaEngineAdapter = {
+      path,
+      lora,
+      async dispose() {
+        for (const batching of batchings) await batching.letGo(lora);
+        for (const [key, loaded] of internals._loraAdapters) if (loaded === lora) internals._loraAdapters.delete(key);
+        await lora.dispose();
+      },
+    };
+    return adapter;
   }
 
   async embed(inputs: readonly string[], signal: AbortSignal) {

@@ -8,8 +8,10 @@ import { gguf } from "../../../src/models/formats/gguf-types.js";
 import { writeTinyLlama } from "../../../src/models/factory/tiny-llama.js";
 import type { Sampling } from "../../../src/queues/jobs.js";
 import { renderDefaultChat } from "../../../src/workers/engine/default-chat-template.js";
-import type { DecodeSample, EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
+import type { DecodeSample, EngineAdapter, EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
+import { writeGgufLora } from "../../../src/models/formats/gguf-lora.js";
+import { createBigramOracle } from "../../helpers/bigram-oracle.js";
 import { greedyText } from "../../helpers/oracle.js";
 import { testModelDir } from "../../helpers/test-models.js";
 
@@ -214,6 +216,77 @@ describe("LlamaEngine", () => {
       for (const d of decodes) expect(d.ms).toBeGreaterThanOrEqual(0);
     } finally {
       await observed.dispose();
+    }
+  });
+
+  it("serves several adapters and the base model from one context, each sequence with its own", async () => {
+    const demo = path.join(testModelDir, "examples", "hearth-tiny-lora-gguf", "adapter.gguf");
+    const { base, shape, lora } = demoTables();
+    const doubledFile = path.join(dir, "doubled.gguf");
+    await writeGgufLora(doubledFile, {
+      architecture: "llama",
+      name: "hearth-tiny-lora-x2",
+      alpha: lora.alpha * 2,
+      weights: [{ tensor: "output.weight", pair: lora.pair }],
+    });
+    const doubledOracle = createBigramOracle({ table: base, shape, lora: { pair: lora.pair, alpha: lora.alpha * 2 } });
+    const single = await tiny.loadAdapter(demo);
+    const doubled = await tiny.loadAdapter(doubledFile);
+    const decodes: DecodeSample[] = [];
+    const shared = await tiny.createContext({
+      sequences: 6,
+      contextSize: 256,
+      threads: 1,
+      adapters: true,
+      onDecode: (d) => decodes.push(d),
+    });
+    const generate = async (prompt: string, adapter: EngineAdapter | undefined) => {
+      let text = "";
+      await shared.generate(
+        { promptTokens: tiny.tokenize(prompt), sampling: greedy(16), ...(adapter ? { adapter } : {}) },
+        new AbortController().signal,
+        (t) => (text += t),
+      );
+      return text;
+    };
+    const expected = (prompt: string, adapter: EngineAdapter | undefined) =>
+      adapter === doubled
+        ? doubledOracle.greedy(prompt, 16).text
+        : greedyText(prompt, 16, adapter === single ? { adapter: true } : {});
+    try {
+      const plan = [single, doubled, undefined, single, doubled, undefined];
+      for (let round = 0; round < 3; round++) {
+        const prompts = plan.map((_, i) => `Round ${round}, ${"uvwxyz"[i]} `);
+        const texts = await Promise.all(plan.map((adapter, i) => generate(prompts[i]!, adapter)));
+        expect(texts).toEqual(plan.map((adapter, i) => expected(prompts[i]!, adapter)));
+      }
+      expect(new Set(plan.map((adapter) => expected("Kindling ", adapter))).size).toBe(3);
+      // Each decode held the sequences of one adapter (or of none): two of the six at most.
+      const steps = decodes.filter((d) => d.tokens === d.sequences);
+      expect(Math.max(...steps.map((d) => d.sequences))).toBe(2);
+      // An adapter freed while the others go on serving.
+      await doubled.dispose();
+      const after = await Promise.all([generate("after ", single), generate("after ", undefined)]);
+      expect(after).toEqual([expected("after ", single), expected("after ", undefined)]);
+    } finally {
+      await shared.dispose();
+      await single.dispose();
+    }
+  });
+
+  it("refuses an adapter on a context not made for adapters", async () => {
+    const demo = path.join(testModelDir, "examples", "hearth-tiny-lora-gguf", "adapter.gguf");
+    const adapter = await tiny.loadAdapter(demo);
+    try {
+      await expect(
+        context.generate(
+          { promptTokens: tiny.tokenize("a"), sampling: greedy(2), adapter },
+          new AbortController().signal,
+          () => {},
+        ),
+      ).rejects.toThrow(/not created to serve adapters/);
+    } finally {
+      await adapter.dispose();
     }
   });
 

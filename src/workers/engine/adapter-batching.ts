@@ -1,0 +1,124 @@
+import type { BatchItem, LlamaContext, LlamaContextSequence, PrioritizedBatchItem } from "node-llama-cpp";
+
+/** A LoRA adapter's weights as node-llama-cpp's native addon holds them (opaque here). */
+export type NativeLora = object;
+
+interface NativeContext {
+  setLoras(loras: NativeLora[], scales: number[]): void;
+  decodeBatch(): Promise<unknown>;
+}
+
+/**
+ * Several LoRA adapters served from one context, as llama-server does: each decode batch
+ * holds the sequences of one adapter (or of none), and the context's active adapter is
+ * switched between batches. Every sequence keeps its KV cells, computed with its own
+ * adapter, so an adapter costs its weights only, not a context of its own.
+ *
+ * node-llama-cpp has no public API for this, so it goes through three of its internals,
+ * each checked where it is used (the engine tests fail on a version that changes them):
+ * - a custom batch prioritization strategy, which node-llama-cpp calls with the queued
+ *   decodes in the order of its internal `_queuedDecodes` (whose entries name their
+ *   sequence): the strategy picks the adapter of the longest-waiting decode and returns the
+ *   decodes of that adapter only (the others wait for the next batch of the same loop);
+ * - the sequence's internal `_sequenceId`;
+ * - the native context's `setLoras`, called just before the native `decodeBatch` when the
+ *   batch's adapter differs from the active one. llama.cpp then reserves its compute graph
+ *   again on that decode (about 17 ms for the 135M shape on this project's machine), which
+ *   is what a switch costs.
+ */
+export class AdapterBatching {
+  private readonly bySequence = new Map<number, NativeLora>();
+  private context: LlamaContext | undefined;
+  private native: NativeContext | undefined;
+  /** The adapter of the batch being built, and the one set on the native context. */
+  private next: NativeLora | undefined;
+  private active: NativeLora | undefined;
+  private decoding: Promise<unknown> | undefined;
+  /** Decodes whose batch switched the adapter: how often a reserve was paid. */
+  switches = 0;
+
+  /** For node-llama-cpp's `batching.itemPrioritizationStrategy`. */
+  readonly strategy = ({ items }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
+    const queued = (this.context as unknown as { _queuedDecodes?: { sequenceId: number }[] } | undefined)
+      ?._queuedDecodes;
+    if (!queued || queued.length !== items.length || items.some((_, i) => typeof queued[i]?.sequenceId !== "number")) {
+      throw new Error(
+        "node-llama-cpp's queued decodes do not match the batch items: AdapterBatching needs updating for this version",
+      );
+    }
+    const adapterOf = (i: number) => this.bySequence.get(queued[i]!.sequenceId);
+    const chosen = adapterOf(0);
+    this.next = chosen;
+    const picked = items.filter((_, i) => adapterOf(i) === chosen);
+    // Generation steps (one token each) first, so that a long prompt never holds them back.
+    picked.sort((a, b) => Number(a.tokens.length > 1) - Number(b.tokens.length > 1));
+    return picked.map((item) => ({ item, processAmount: item.tokens.length }));
+  };
+
+  /** Takes over the context's decodes; call once, right after creating it with `strategy`. */
+  attach(context: LlamaContext): void {
+    const native = (context as unknown as { _ctx?: Partial<NativeContext> })._ctx;
+    if (typeof native?.setLoras !== "function" || typeof native.decodeBatch !== "function") {
+      throw new Error(
+        "node-llama-cpp's context has no native setLoras: AdapterBatching needs updating for this version",
+      );
+    }
+    this.context = context;
+    this.native = native as NativeContext;
+    const decodeBatch = native.decodeBatch.bind(native);
+    Object.defineProperty(native, "decodeBatch", {
+      configurable: true,
+      value: () => {
+        if (this.next !== this.active) {
+          this.apply(this.next);
+          this.switches++;
+        }
+        const decoding = decodeBatch();
+        this.decoding = decoding;
+        const settled = () => {
+          if (this.decoding === decoding) this.decoding = undefined;
+        };
+        decoding.then(settled, settled);
+        return decoding;
+      },
+    });
+  }
+
+  /** The sequence's decodes run with `lora` (none: the base model) until it is released. */
+  assign(sequence: LlamaContextSequence, lora: NativeLora | undefined): void {
+    const id = sequenceIdOf(sequence);
+    if (lora === undefined) this.bySequence.delete(id);
+    else this.bySequence.set(id, lora);
+  }
+
+  release(sequence: LlamaContextSequence): void {
+    this.bySequence.delete(sequenceIdOf(sequence));
+  }
+
+  /**
+   * Lets go of `lora` before its weights are freed: no sequence may use it any more, and once
+   * no decode is running the context no longer has it set (llama.cpp would read freed memory
+   * on the next decode otherwise).
+   */
+  async letGo(lora: NativeLora): Promise<void> {
+    for (const used of this.bySequence.values()) {
+      if (used === lora) throw new Error("an adapter still in use by a sequence cannot be freed");
+    }
+    while (this.decoding && this.active === lora) await this.decoding.catch(() => {});
+    if (this.active === lora) this.apply(undefined);
+    if (this.next === lora) this.next = undefined;
+  }
+
+  private apply(lora: NativeLora | undefined) {
+    this.native!.setLoras(lora === undefined ? [] : [lora], lora === undefined ? [] : [1]);
+    this.active = lora;
+  }
+}
+
+function sequenceIdOf(sequence: LlamaContextSequence): number {
+  const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
+  if (typeof id !== "number") {
+    throw new Error("node-llama-cpp's sequence has no _sequenceId: AdapterBatching needs updating for this version");
+  }
+  return id;
+}

@@ -93,8 +93,10 @@ export class BenchHttp {
           for (let end = buffer.indexOf("\n\n"); end !== -1; end = buffer.indexOf("\n\n")) {
             const event = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
-            if (!event.startsWith("data: ")) continue;
-            const data = event.slice(6);
+            // An event may carry an `id:` line (Hearth numbers its token events) before its data.
+            const dataLine = event.split("\n").find((line) => line.startsWith("data: "));
+            if (dataLine === undefined) continue;
+            const data = dataLine.slice(6);
             const at = performance.now() - started;
             if (Number.isNaN(firstEventMs)) firstEventMs = at;
             if (data === "[DONE]") {

@@ -5,9 +5,12 @@
  * structure of the results is checked, never a timing.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BenchHttp } from "../../src/bench/http-client.js";
 import { silentProgress } from "../../src/bench/progress.js";
 import { renderReport } from "../../src/bench/report-table.js";
 import { writeResults } from "../../src/bench/results-file.js";
@@ -137,6 +140,33 @@ describe("the bench", () => {
     expect(report.scenarios.map((s) => s.id)).toEqual(["floor"]);
     expect(report.settings.db).toBe("postgres");
   }, 120_000);
+});
+
+describe("the bench's HTTP client", () => {
+  it("times the first token by the first event with text, events with an id: line included", async () => {
+    const chunk = (text: string, extra = {}) =>
+      JSON.stringify({ choices: [{ text, index: 0, finish_reason: null }], ...extra });
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`id: 1\ndata: ${chunk("Hel")}\n\n`);
+      setTimeout(() => {
+        res.write(`id: 2\ndata: ${chunk("lo")}\n\n`);
+        res.write(`data: ${chunk("", { usage: { completion_tokens: 2 } })}\n\ndata: [DONE]\n\n`);
+        res.end();
+      }, 150);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new BenchHttp(`http://127.0.0.1:${port}`, "key");
+    try {
+      const timing = await client.stream({ model: "m", prompt: "p" });
+      expect(timing).toMatchObject({ tokens: 2, textChunks: 2 });
+      expect(timing.totalMs - timing.ttftMs).toBeGreaterThanOrEqual(100);
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
 });
 
 describe("bench sizes and statistics", () => {

@@ -23,8 +23,8 @@ interface NativeContext {
  * - the sequence's internal `_sequenceId`;
  * - the native context's `setLoras`, called just before the native `decodeBatch` when the
  *   batch's adapter differs from the active one. llama.cpp then reserves its compute graph
- *   again on that decode (about 17 ms for the 135M shape on this project's machine), which
- *   is what a switch costs.
+ *   again on that decode, which is what a switch costs (docs/performance.md); the pool of
+ *   shared contexts sends an adapter's requests where it already runs, to switch less.
  */
 export class AdapterBatching {
   private readonly bySequence = new Map<number, NativeLora>();

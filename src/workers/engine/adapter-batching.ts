@@ -1,4 +1,4 @@
-import type { BatchItem, LlamaContext, LlamaContextSequence, PrioritizedBatchItem } from "node-llama-cpp";
+import type { BatchItem, LlamaContext, LlamaContextSequence } from "node-llama-cpp";
 
 /** A LoRA adapter's weights as node-llama-cpp's native addon holds them (opaque here). */
 export type NativeLora = object;
@@ -16,10 +16,10 @@ interface NativeContext {
  *
  * node-llama-cpp has no public API for this, so it goes through three of its internals,
  * each checked where it is used (the engine tests fail on a version that changes them):
- * - a custom batch prioritization strategy, which node-llama-cpp calls with the queued
- *   decodes in the order of its internal `_queuedDecodes` (whose entries name their
- *   sequence): the strategy picks the adapter of the longest-waiting decode and returns the
- *   decodes of that adapter only (the others wait for the next batch of the same loop);
+ * - a custom batch prioritization strategy (StepGang's, with `pick`), which node-llama-cpp
+ *   calls with the queued decodes in the order of its internal `_queuedDecodes` (whose
+ *   entries name their sequence): `pick` takes the adapter of the longest-waiting decode and
+ *   keeps the decodes of that adapter only (the others wait for the next batch of the loop);
  * - the sequence's internal `_sequenceId`;
  * - the native context's `setLoras`, called just before the native `decodeBatch` when the
  *   batch's adapter differs from the active one. llama.cpp then reserves its compute graph
@@ -37,8 +37,8 @@ export class AdapterBatching {
   /** Decodes whose batch switched the adapter: how often a reserve was paid. */
   switches = 0;
 
-  /** For node-llama-cpp's `batching.itemPrioritizationStrategy`. */
-  readonly strategy = ({ items }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
+  /** Chooses a batch's decodes (StepGang's picker): those of the longest-waiting decode's adapter. */
+  readonly pick = (items: readonly BatchItem[]): readonly BatchItem[] => {
     const queued = (this.context as unknown as { _queuedDecodes?: { sequenceId: number }[] } | undefined)
       ?._queuedDecodes;
     if (!queued || queued.length !== items.length || items.some((_, i) => typeof queued[i]?.sequenceId !== "number")) {
@@ -49,13 +49,10 @@ export class AdapterBatching {
     const adapterOf = (i: number) => this.bySequence.get(queued[i]!.sequenceId);
     const chosen = adapterOf(0);
     this.next = chosen;
-    const picked = items.filter((_, i) => adapterOf(i) === chosen);
-    // Generation steps (one token each) first, so that a long prompt never holds them back.
-    picked.sort((a, b) => Number(a.tokens.length > 1) - Number(b.tokens.length > 1));
-    return picked.map((item) => ({ item, processAmount: item.tokens.length }));
+    return items.filter((_, i) => adapterOf(i) === chosen);
   };
 
-  /** Takes over the context's decodes; call once, right after creating it with `strategy`. */
+  /** Takes over the context's decodes; call once, right after creating it with `pick` in its strategy. */
   attach(context: LlamaContext): void {
     const native = (context as unknown as { _ctx?: Partial<NativeContext> })._ctx;
     if (typeof native?.setLoras !== "function" || typeof native.decodeBatch !== "function") {

@@ -2,6 +2,7 @@ import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOp
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
+import type { StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
 import { TokenTextDecoder } from "./token-text.js";
 
@@ -26,6 +27,8 @@ export class LlamaEngineContext implements EngineContext {
   constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
+    /** The context's batch strategy: keeps the generating sequences in step. */
+    private readonly gang: StepGang,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
   ) {}
@@ -58,10 +61,12 @@ export class LlamaEngineContext implements EngineContext {
     const lora = this.loraOf(request.adapter);
     const sequence = await this.acquire(signal);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
+    this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
       return await this.run(sequence, prompt, maxTokens, request, signal, onText);
     } finally {
+      this.gang.leave();
       this.batching?.release(sequence);
       this.release(sequence);
     }
@@ -174,7 +179,9 @@ export class LlamaEngineContext implements EngineContext {
    */
   private async yieldToReclaim(): Promise<void> {
     if (this.waiting.length === 0 || this.reclaiming === 0) return;
+    this.gang.hold();
     await new Promise<void>((resume) => this.parked.push(resume));
+    this.gang.resume();
   }
 
   async dispose(): Promise<void> {

@@ -37,6 +37,7 @@ import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
 import { serializeSampling } from "./serial-sampling.js";
+import { StepGang } from "./step-gang.js";
 
 /** The node-llama-cpp implementation of the engine. */
 export class LlamaEngine implements Engine {
@@ -153,11 +154,12 @@ class LlamaEngineModel implements EngineModel {
 
   async createContext(options: ContextOptions): Promise<EngineContext> {
     const batching = options.adapters ? new AdapterBatching() : undefined;
+    const gang = new StepGang();
     const context = await this.model.createContext({
       sequences: options.sequences,
       contextSize: Math.min(options.contextSize, this.model.trainContextSize),
       threads: options.threads,
-      ...(batching ? { batching: { itemPrioritizationStrategy: batching.strategy } } : {}),
+      batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
     });
     serializeSampling(context);
     if (batching) {
@@ -166,7 +168,7 @@ class LlamaEngineModel implements EngineModel {
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context, batching);
+    return new LlamaEngineContext(this.model, context, gang, batching);
   }
 
   async loadAdapter(path: string): Promise<EngineAdapter> {

@@ -211,8 +211,9 @@ describe("LlamaEngine", () => {
       // Every token llama.cpp evaluated, once: each prompt, then each generated token but the last.
       const evaluated = results.reduce((sum, r) => sum + r.promptTokens + r.completionTokens - 1, 0);
       expect(decodes.reduce((sum, d) => sum + d.tokens, 0)).toBe(evaluated);
+      // Whole steps: node-llama-cpp alone leaves one sequence a decode behind (3 of 4 a step).
       const steps = decodes.filter((d) => d.tokens === d.sequences);
-      expect(Math.max(...steps.map((d) => d.sequences))).toBeGreaterThanOrEqual(3);
+      expect(steps.filter((d) => d.sequences === 4).length).toBeGreaterThanOrEqual(steps.length / 2);
       for (const d of decodes) expect(d.ms).toBeGreaterThanOrEqual(0);
     } finally {
       await observed.dispose();

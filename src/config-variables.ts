@@ -19,8 +19,9 @@ const optionalString = z
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
 
 /** Storage backends by URL scheme (src/storage/open-blob-store.ts opens each). */
-export const STORAGE_SCHEMES = ["file"] as const;
-export type StorageLocation = { scheme: "file"; dir: string };
+export const STORAGE_SCHEMES = ["file", "s3"] as const;
+/** Where blobs live: a directory, or an S3 bucket and key prefix (the endpoint and region come from AWS_* variables). */
+export type StorageLocation = { scheme: "file"; dir: string } | { scheme: "s3"; bucket: string; prefix: string };
 
 const storageBackends = `the storage backends are ${STORAGE_SCHEMES.map((s) => `${s}://`).join(", ")}`;
 
@@ -28,6 +29,7 @@ const storageBackends = `the storage backends are ${STORAGE_SCHEMES.map((s) => `
 function parseStorageUrl(text: string): StorageLocation | { problem: string } {
   if (!URL.canParse(text)) return { problem: `not a URL; ${storageBackends}` };
   const url = new URL(text);
+  if (url.protocol === "s3:") return parseS3Url(url);
   if (url.protocol !== "file:") return { problem: storageBackends };
   // new URL reads file:relative and file:./x as file:///relative and file:///x: refuse, not guess.
   if (!/^file:\/\//i.test(text) || (url.host !== "" && url.host !== "localhost")) {
@@ -38,6 +40,24 @@ function parseStorageUrl(text: string): StorageLocation | { problem: string } {
   } catch (err) {
     return { problem: (err as Error).message };
   }
+}
+
+/** s3://bucket/prefix: a bucket name as S3 allows it, and a key prefix of plain segments (or none). */
+function parseS3Url(url: URL): StorageLocation | { problem: string } {
+  const bucket = url.hostname;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    return {
+      problem: "an S3 URL names its bucket first: s3://bucket/prefix (3-63 lower-case letters, digits, dots, hyphens)",
+    };
+  }
+  if (url.username || url.password || url.port || url.search || url.hash) {
+    return { problem: "an S3 URL has a bucket and a prefix only; credentials come from the AWS variables" };
+  }
+  const prefix = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, "");
+  if (prefix !== "" && !prefix.split("/").every((s) => /^[A-Za-z0-9._-]+$/.test(s) && s !== "." && s !== "..")) {
+    return { problem: "an S3 key prefix is made of plain path segments: s3://bucket/some/prefix" };
+  }
+  return { scheme: "s3", bucket, prefix };
 }
 
 const storageUrl = optionalString.transform((text, ctx) => {
@@ -111,7 +131,26 @@ export const variables = {
   HEARTH_STORAGE_URL: {
     schema: storageUrl,
     description:
-      "The storage backend, as a URL: file:///abs/path for local files (the only backend so far). Set, it wins over HEARTH_STORAGE_DIR; unset: file://<HEARTH_STORAGE_DIR>.",
+      "The storage backend, as a URL: file:///abs/path for local files, or s3://bucket/prefix for an S3-compatible store (endpoint from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, region from AWS_REGION, credentials from the AWS SDK's usual chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, or the instance's role). Set, it wins over HEARTH_STORAGE_DIR; unset: file://<HEARTH_STORAGE_DIR>.",
+  },
+  AWS_ENDPOINT_URL_S3: {
+    schema: optionalString,
+    description:
+      "With an s3:// HEARTH_STORAGE_URL: the S3 endpoint of a store other than AWS (MinIO, Ceph, R2…), addressed path-style. Unset: AWS_ENDPOINT_URL, else AWS's own.",
+  },
+  AWS_ENDPOINT_URL: {
+    schema: optionalString,
+    description: "As AWS_ENDPOINT_URL_S3, for every AWS service (the S3 one wins).",
+  },
+  AWS_REGION: {
+    schema: optionalString,
+    description: "With an s3:// HEARTH_STORAGE_URL: the bucket's region. Unset: us-east-1.",
+  },
+  HEARTH_ARTIFACT_CACHE_MB: {
+    schema: int(16, 1_048_576),
+    default: "4096",
+    description:
+      "With a storage backend that has no local files (S3): the most a worker keeps of downloaded adapter artifacts in <HEARTH_DATA_DIR>/artifact-cache, by content hash; the least recently used go first.",
   },
   HEARTH_BUILD_DEMO_MODELS: {
     schema: bool,

@@ -33,6 +33,10 @@ export interface Config {
   readonly modelDir: string;
   /** Where uploaded files and converted adapters live (HEARTH_STORAGE_URL, else HEARTH_STORAGE_DIR). */
   readonly storage: StorageLocation;
+  /** The S3 client's settings, used with an s3:// storage location. */
+  readonly s3: { endpoint: string | undefined; region: string };
+  /** Where a worker keeps downloaded artifacts (storage without local files), and how much. */
+  readonly artifactCache: { dir: string; maxBytes: number };
   readonly buildDemoModels: boolean;
   readonly adminKey: string | undefined;
   readonly worker: {
@@ -132,6 +136,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       scheme: "file",
       dir: path.resolve(r.HEARTH_STORAGE_DIR ?? path.join(dataDir, "storage")),
     },
+    s3: { endpoint: r.AWS_ENDPOINT_URL_S3 ?? r.AWS_ENDPOINT_URL, region: r.AWS_REGION ?? "us-east-1" },
+    artifactCache: { dir: path.join(dataDir, "artifact-cache"), maxBytes: r.HEARTH_ARTIFACT_CACHE_MB * 1024 * 1024 },
     buildDemoModels: r.HEARTH_BUILD_DEMO_MODELS,
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {

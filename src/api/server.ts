@@ -87,7 +87,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));
   await modelChanges.listen(subscriber);
   const apiKeys = new ApiKeyAuthenticator(database.db, { ttlMs: config.authCacheTtlMs, now: options.now });
-  const storage = openBlobStore(config.storage);
+  const storage = openBlobStore(config);
   const controlDeps = {
     db: database.db,
     storage,

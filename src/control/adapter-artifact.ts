@@ -7,7 +7,7 @@ import { getModel, updateModel } from "../db/queries/models.js";
 import type { Model } from "../db/schema/models.js";
 import { AppError } from "../errors.js";
 import { convertAddon, readAddonManifest, validateAddon } from "../models/adapters/index.js";
-import { addonLocalPaths } from "../storage/addon-paths.js";
+import { withAddonFiles } from "../storage/addon-paths.js";
 import { storageKeys } from "../storage/keys.js";
 import { parseModelName } from "../domain/model-name.js";
 import type { ControlDeps } from "./control-deps.js";
@@ -19,7 +19,10 @@ import type { ControlDeps } from "./control-deps.js";
  */
 export async function ensureAdapterArtifact(deps: ControlDeps, model: Model): Promise<string> {
   if (model.artifactKey && (await deps.storage.stat(model.artifactKey))) return model.artifactKey;
-  const files = await addonLocalPaths(deps.storage, model.accountId, model.modelId);
+  return withAddonFiles(deps.storage, model.accountId, model.modelId, (files) => convert(deps, model, files));
+}
+
+async function convert(deps: ControlDeps, model: Model, files: Map<string, string>): Promise<string> {
   const base = await baseModelFile(deps, model);
   const manifest = await readAddonManifest(files);
   // Re-checked here: the files are what this job converts, whatever happened since validation.

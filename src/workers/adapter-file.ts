@@ -1,12 +1,14 @@
 import { AppError } from "../errors.js";
 import type { BlobStore } from "../storage/blob-store.js";
+import type { ArtifactCache } from "./artifact-cache.js";
 
 /**
- * The local file of an adapter's storage key, for llama.cpp (which reads files).
- * Fails with a message an operator can act on: the usual cause is a worker that does
- * not see the storage directory the API wrote the adapter to.
+ * The local file of an adapter's storage key, for llama.cpp (which reads files): the store's
+ * own file where it has local files, else a copy in the worker's artifact cache. Fails with a
+ * message an operator can act on: the usual cause is a worker that does not see the storage
+ * directory the API wrote the adapter to.
  */
-export async function adapterFile(store: BlobStore, key: string): Promise<string> {
+export async function adapterFile(store: BlobStore, key: string, cache: ArtifactCache): Promise<string> {
   let file: string | undefined;
   try {
     file = store.localPath(key);
@@ -15,12 +17,7 @@ export async function adapterFile(store: BlobStore, key: string): Promise<string
       cause,
     });
   }
-  if (file === undefined) {
-    throw new AppError(
-      "internal",
-      `This worker's storage backend has no local files, so llama.cpp cannot load the adapter ${key}.`,
-    );
-  }
+  if (file === undefined) return cache.file(key);
   if ((await store.stat(key)) === undefined) {
     throw new AppError(
       "internal",

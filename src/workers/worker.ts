@@ -18,6 +18,7 @@ import { announceWorker, retireWorker } from "../queues/worker-registry.js";
 import type { BlobStore } from "../storage/blob-store.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { adapterFile } from "./adapter-file.js";
+import { ArtifactCache } from "./artifact-cache.js";
 import { WorkerMetrics, workerMetricsKey } from "../metrics/worker-metrics.js";
 import { Cancellations } from "./cancellations.js";
 import { watchDecodes } from "./decode-watch.js";
@@ -69,6 +70,7 @@ export class HearthWorker {
   private readonly startedAt = new Date().toISOString();
   private readonly metrics = new WorkerMetrics(this.id);
   private readonly store: BlobStore;
+  private readonly artifacts: ArtifactCache;
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
 
@@ -80,7 +82,8 @@ export class HearthWorker {
     private readonly subscriber: Redis,
     private readonly log: Logger,
   ) {
-    this.store = openBlobStore(config.storage);
+    this.store = openBlobStore(config);
+    this.artifacts = new ArtifactCache(this.store, config.artifactCache.dir, config.artifactCache.maxBytes);
   }
 
   static async start(config: Config, engine: Engine | undefined, log: Logger): Promise<HearthWorker> {
@@ -173,7 +176,7 @@ export class HearthWorker {
         threads,
         maxAdapters,
         adapterLoadsPerModel,
-        adapterPath: (key) => adapterFile(this.store, key),
+        adapterPath: (key) => adapterFile(this.store, key, this.artifacts),
         onDecode: watchDecodes(base.id, threads, this.metrics, this.log),
         log: this.log,
         onEvent: (event: ServingEvent) => {

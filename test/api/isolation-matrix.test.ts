@@ -1,3 +1,4 @@
+import { fileStorageDir } from "../helpers/storage-dir.js";
 import { createHash } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
@@ -63,7 +64,7 @@ describe("the isolation matrix", () => {
         ({ last_used_at, ...row }) => row,
       );
     }
-    const dir = hearth.config.storage.dir;
+    const dir = fileStorageDir(hearth.config);
     const files: Record<string, string> = {};
     for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
       if (!entry.isFile()) continue;

@@ -1,3 +1,4 @@
+import { fileStorageDir } from "../helpers/storage-dir.js";
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -239,7 +240,7 @@ describe("exit code 1: the server refused or failed", () => {
     expect((await signedIn(["create", "model", "breaks", PEFT_EXAMPLE, "--quiet"])).code).toBe(0);
     // Spoil the stored weights behind the server's back: converting them for llama.cpp fails.
     await writeFile(
-      path.join(hearth.config.storage.dir, "models", "default", "breaks", "files", "adapter_model.safetensors"),
+      path.join(fileStorageDir(hearth.config), "models", "default", "breaks", "files", "adapter_model.safetensors"),
       "spoiled",
     );
     const run = await signedIn(["deploy", "breaks", "--wait"]);

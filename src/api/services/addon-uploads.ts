@@ -16,7 +16,7 @@ import type { Caller } from "../app-env.js";
 import { conversationConfigSchema } from "../contract/management/resources.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 import { modelName, parseModelName } from "../../domain/model-name.js";
-import { addonLocalPaths } from "../../storage/addon-paths.js";
+import { withAddonFiles } from "../../storage/addon-paths.js";
 
 export interface UploadOptions {
   /** The Content-Length the client announced, to refuse an oversized file before reading it. */
@@ -143,8 +143,13 @@ export class AddonUploads {
     }
   }
 
-  private async check(caller: Caller, model: Model): Promise<Model> {
-    const files = await addonLocalPaths(this.storage, model.accountId, model.modelId);
+  private check(caller: Caller, model: Model): Promise<Model> {
+    return withAddonFiles(this.storage, model.accountId, model.modelId, (files) =>
+      this.checkFiles(caller, model, files),
+    );
+  }
+
+  private async checkFiles(caller: Caller, model: Model, files: Map<string, string>): Promise<Model> {
     if (files.size === 0) {
       throw new AppError(
         "invalid_request",

@@ -1,3 +1,4 @@
+import { fileStorageDir } from "../../helpers/storage-dir.js";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -56,8 +57,10 @@ describe("addon validation over HTTP", () => {
   });
 
   const storedFiles = async (modelId: string) =>
-    readdir(path.join(hearth.config.storage.dir, "models", "default", modelId, "files")).catch(() => [] as string[]);
-  const noArtifacts = () => expect(existsSync(path.join(hearth.config.storage.dir, "artifacts"))).toBe(false);
+    readdir(path.join(fileStorageDir(hearth.config), "models", "default", modelId, "files")).catch(
+      () => [] as string[],
+    );
+  const noArtifacts = () => expect(existsSync(path.join(fileStorageDir(hearth.config), "artifacts"))).toBe(false);
 
   /** Creates a model, uploads `files`, validates; expects a 400 matching `message` and a FAILED model. */
   async function expectFailure(files: Record<string, Uint8Array | string>, message: RegExp) {
@@ -163,7 +166,7 @@ describe("addon validation over HTTP", () => {
       request.write(new Uint8Array(40_000));
       await new Promise((r) => setTimeout(r, 200));
       request.destroy();
-      const dir = path.join(hearth.config.storage.dir, "models", "default", "cut-off", "files");
+      const dir = path.join(fileStorageDir(hearth.config), "models", "default", "cut-off", "files");
       for (let i = 0; i < 50 && (await readdir(dir).catch(() => [])).length > 0; i++)
         await new Promise((r) => setTimeout(r, 20));
       expect(await readdir(dir).catch(() => [])).toEqual([]);

@@ -1,3 +1,4 @@
+import { fileStorageDir } from "../../helpers/storage-dir.js";
 import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
@@ -28,7 +29,7 @@ describe("model lifecycle", () => {
     me = defaultAccount(hearth);
     openai = new OpenAI({ baseURL: hearth.baseURL, apiKey: hearth.apiKey, maxRetries: 0 });
     scratch = await mkdtemp(path.join(os.tmpdir(), "hearth-lifecycle-"));
-    storage = hearth.config.storage.dir;
+    storage = fileStorageDir(hearth.config);
   });
   afterAll(async () => {
     await hearth?.close();

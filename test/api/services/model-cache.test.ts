@@ -1,3 +1,4 @@
+import { fileStorageDir } from "../../helpers/storage-dir.js";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueApiKey } from "../../../src/auth/api-keys.js";
@@ -36,7 +37,7 @@ describe("model and API-key caches", () => {
       env: {
         DATABASE_URL: a.config.databaseUrl!,
         HEARTH_REDIS_PREFIX: a.config.redisPrefix,
-        HEARTH_STORAGE_DIR: a.config.storage.dir,
+        HEARTH_STORAGE_DIR: fileStorageDir(a.config),
         HEARTH_ADMIN_KEY: a.apiKey,
         HEARTH_MODEL_CACHE_TTL_MS: LONG_TTL,
         HEARTH_AUTH_CACHE_TTL_MS: "300",

@@ -72,6 +72,12 @@ export async function probeStages(
     }
     await new Promise((r) => setTimeout(r, 100));
   } finally {
+    // Monitor lines still on their way (the server's other clients keep it busy) would reach
+    // ioredis after it has left monitoring mode, which it takes for replies to commands never
+    // sent and throws on ("Command queue state error"): stop reading the socket first.
+    const socket = (monitor as unknown as { stream?: NodeJS.ReadableStream }).stream;
+    socket?.pause();
+    socket?.removeAllListeners("data");
     monitor.disconnect();
     redis.disconnect();
   }

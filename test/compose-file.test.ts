@@ -19,18 +19,33 @@ describe("docker-compose.yml", () => {
     const compose = parse(await readFile(new URL("../docker-compose.yml", import.meta.url), "utf8")) as {
       services: Record<
         string,
-        { deploy?: { replicas?: number }; command?: string[]; volumes?: string[]; stop_grace_period?: string }
+        {
+          deploy?: { replicas?: number };
+          command?: string[];
+          volumes?: string[];
+          stop_grace_period?: string;
+          environment?: Record<string, string>;
+          healthcheck?: unknown;
+        }
       >;
     };
     const ajv = new Ajv2019({ strict: false, allErrors: true });
     const validate = ajv.compile(schema);
     expect(validate(compose), JSON.stringify(validate.errors, null, 2)).toBe(true);
 
-    expect(Object.keys(compose.services).sort()).toEqual(["api", "postgres", "redis", "worker"]);
+    expect(Object.keys(compose.services).sort()).toEqual(["api", "buckets", "minio", "postgres", "redis", "worker"]);
     expect(compose.services.worker!.deploy?.replicas).toBeGreaterThan(1);
     expect(compose.services.api!.command).toEqual(["npm", "run", "start:api"]);
     expect(compose.services.worker!.command).toEqual(["npm", "run", "start:worker"]);
-    expect(compose.services.api!.volumes).toEqual(compose.services.worker!.volumes);
+    // Storage is the S3 service, which every process shares; no volume is shared between replicas.
+    for (const service of ["api", "worker"]) {
+      const env = compose.services[service]!.environment!;
+      expect(loadConfig(env).storage, service).toEqual({ scheme: "s3", bucket: "hearth", prefix: "hearth" });
+      expect(env.AWS_ENDPOINT_URL_S3).toBe("http://minio:9000");
+    }
+    expect(compose.services.worker!.volumes).toBeUndefined();
+    for (const service of ["postgres", "redis", "minio", "api"])
+      expect(compose.services[service]!.healthcheck, service).toBeDefined();
     // Redis runs as npm start runs it.
     expect(compose.services.redis!.command).toEqual(["redis-server", ...redisServerArgs()]);
     // Docker's stop waits longer than the drains, so SIGTERMed processes finish their work.

@@ -44,10 +44,22 @@ describe("config", () => {
     expect(loadConfig({ HEARTH_STORAGE_DIR: "/srv/blobs" }).storage).toEqual({ scheme: "file", dir: "/srv/blobs" });
     const both = loadConfig({ HEARTH_STORAGE_DIR: "/srv/blobs", HEARTH_STORAGE_URL: "file:///mnt/shared/hearth" });
     expect(both.storage).toEqual({ scheme: "file", dir: "/mnt/shared/hearth" });
-    for (const bad of ["s3://bucket/prefix", "/not/a/url", "ftp://host/x"]) {
+    for (const bad of ["/not/a/url", "ftp://host/x", "s3://x"]) {
       expect(() => loadConfig({ HEARTH_STORAGE_URL: bad }), bad).toThrow(/HEARTH_STORAGE_URL/);
     }
-    expect(() => loadConfig({ HEARTH_STORAGE_URL: "s3://bucket" })).toThrow(/the storage backends are file:\/\//);
+    expect(() => loadConfig({ HEARTH_STORAGE_URL: "ftp://host/x" })).toThrow(
+      /the storage backends are file:\/\/, s3:\/\//,
+    );
+    expect(loadConfig({ HEARTH_STORAGE_URL: "s3://bucket/prefix" }).storage).toEqual({
+      scheme: "s3",
+      bucket: "bucket",
+      prefix: "prefix",
+    });
+    expect(loadConfig({ HEARTH_STORAGE_URL: "s3://bucket" }).storage).toEqual({
+      scheme: "s3",
+      bucket: "bucket",
+      prefix: "",
+    });
     expect(loadConfig({ HEARTH_STORAGE_URL: "file://localhost/srv/a%20b" }).storage).toEqual({
       scheme: "file",
       dir: "/srv/a b",

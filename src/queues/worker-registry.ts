@@ -19,8 +19,18 @@ export interface WorkerInfo {
   startedAt: string;
   /** When this entry was written (the heartbeat's time). */
   beatAt?: string;
-  /** Per base model served: the adapters loaded on it and the requests running on it. */
-  serving?: { model: string; adapters: number; requests: number }[];
+  /**
+   * Per base model served: the adapters loaded on it (their storage keys, least recently used
+   * first), the requests running on it, and the sequences free for more, on the base model's
+   * contexts and on those its adapters share.
+   */
+  serving?: {
+    model: string;
+    adapters: number;
+    adapterKeys?: string[];
+    requests: number;
+    freeSequences?: { base: number; adapters: number };
+  }[];
 }
 
 const key = (prefix: string) => `${prefix}:workers`;

@@ -21,6 +21,8 @@ export interface ServedModelStats {
   adapterLeases: Record<string, number>;
   /** Requests in flight on it. */
   requests: number;
+  /** Sequences free on the base model's contexts and on the adapters' shared ones (what more requests may use at once). */
+  freeSequences: { base: number; adapters: number };
   /** Older model objects still finishing their requests. */
   draining: { generation: number; requests: number }[];
 }
@@ -88,12 +90,19 @@ export class ServedModel {
 
   stats(): ServedModelStats {
     const { generation, adapters, requests } = this.current;
+    const leases = adapters.leases;
+    const adapterRequests = Object.values(leases).reduce((sum, n) => sum + n, 0);
+    const o = this.options;
     return {
       generation,
       adapterLoads: adapters.loads,
       adapters: adapters.keys,
-      adapterLeases: adapters.leases,
+      adapterLeases: leases,
       requests,
+      freeSequences: {
+        base: Math.max(0, o.contexts * o.sequences - (requests - adapterRequests)),
+        adapters: Math.max(0, o.adapterContexts * o.adapterSequences - adapterRequests),
+      },
       draining: [...this.draining.keys()].map((i) => ({ generation: i.generation, requests: i.requests })),
     };
   }

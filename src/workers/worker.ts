@@ -230,7 +230,13 @@ export class HearthWorker {
       beatAt: new Date().toISOString(),
       serving: [...this.served.values()].map((s) => {
         const stats = s.model.stats();
-        return { model: s.model.id, adapters: stats.adapters.length, requests: stats.requests };
+        return {
+          model: s.model.id,
+          adapters: stats.adapters.length,
+          adapterKeys: stats.adapters,
+          requests: stats.requests,
+          freeSequences: stats.freeSequences,
+        };
       }),
     };
     // Redis away: the next beat, two seconds on, tries again; the debug line is for tracing it.

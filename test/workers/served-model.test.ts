@@ -55,7 +55,10 @@ describe("ServedModel", () => {
     const b = await served.lease("b");
     expect(await generated(b.context)).toBe("/adapters/b");
     expect(engine.models[0]!.contexts).toHaveLength(3);
+    // What the worker's heartbeat advertises: 3 base sequences, 1 held; 2 × 2 for adapters, 2 held.
+    expect(served.stats().freeSequences).toEqual({ base: 2, adapters: 2 });
     b.release();
+    expect(served.stats().freeSequences).toEqual({ base: 2, adapters: 3 });
     expect(base.model).toBe(adapted.model);
     expect(served.stats()).toMatchObject({ generation: 0, adapterLoads: 2, adapters: ["a", "b"], requests: 2 });
     base.release();

@@ -23,6 +23,20 @@ describe("the worker", () => {
     const workers = await liveWorkers(redis, hearth.config.redisPrefix);
     expect(workers).toHaveLength(1);
     expect(workers[0]).toMatchObject({ id: hearth.worker!.id, models: ["hearth-tiny"], pid: process.pid });
+    // Which adapters it has warm and the sequences it has free, for placement (none loaded here).
+    const { worker } = hearth.config;
+    expect(workers[0]!.serving).toEqual([
+      {
+        model: "hearth-tiny",
+        adapters: 0,
+        adapterKeys: [],
+        requests: 0,
+        freeSequences: {
+          base: worker.contextsPerModel * worker.sequencesPerContext,
+          adapters: worker.adapterContexts * worker.adapterSequences,
+        },
+      },
+    ]);
   });
 
   it("ends a malformed job with an error event instead of leaving its caller waiting", async () => {

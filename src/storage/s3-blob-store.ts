@@ -188,11 +188,15 @@ function isMissing(error: unknown): boolean {
   );
 }
 
-/** Hearth's errors pass through; a missing key is not_found; the store unreachable or failing is unavailable. */
+/**
+ * Hearth's errors pass through; a missing key is not_found; the store unreachable or failing is
+ * unavailable, the store's own words (its endpoint, bucket, reasons) going to the log only.
+ */
 function storageError(error: unknown, key: string): Error {
   if (error instanceof AppError) return error;
   if (isMissing(error)) return new AppError("not_found", `No stored file ${key}.`);
-  return new AppError("unavailable", `The object store did not take or give ${key}: ${(error as Error).message}`, {
+  return new AppError("unavailable", "The file storage is unavailable; please retry.", {
     cause: error,
+    detail: `S3 request for ${key} failed: ${(error as Error).message}`,
   });
 }

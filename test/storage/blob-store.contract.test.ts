@@ -155,8 +155,13 @@ describe("S3BlobStore", () => {
         ...S3_CREDENTIALS,
       }),
     );
-    await expect(store.put("k", chunks("x"))).rejects.toMatchObject({ code: "unavailable" });
-    await expect(store.get("k")).rejects.toMatchObject({ code: "unavailable" });
+    // The client learns only that storage is unavailable; the endpoint and the SDK's reason go to the log.
+    const failure = { code: "unavailable", message: "The file storage is unavailable; please retry." };
+    await expect(store.put("k", chunks("x"))).rejects.toMatchObject(failure);
+    await expect(store.get("k")).rejects.toMatchObject({
+      ...failure,
+      detail: expect.stringMatching(/^S3 request for k failed/),
+    });
   });
 
   it("refuses S3 URLs it cannot use, with a reason", () => {

@@ -205,6 +205,18 @@ export const variables = {
     default: "30000",
     description: "A request no worker has taken within this time fails with 503.",
   },
+  HEARTH_PLACEMENT: {
+    schema: bool,
+    default: "true",
+    description:
+      "Adapter-aware placement: an adapter's request goes to a worker that has the adapter loaded, or else to the least loaded worker of its base model, which loads it and keeps getting it (docs/architecture.md). false: every worker of a base model takes any of its requests.",
+  },
+  HEARTH_PLACEMENT_WAIT_MS: {
+    schema: int(0, 60_000),
+    default: "250",
+    description:
+      "The longest a request placed on one worker waits there; not started by then, it moves to its base model's shared queue, which any worker of that model takes. Placement adds no more queueing than this.",
+  },
   HEARTH_FIRST_TOKEN_TIMEOUT_MS: {
     schema: int(100, 3_600_000),
     default: "60000",

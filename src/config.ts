@@ -71,6 +71,8 @@ export interface Config {
   readonly maxUploadBytes: number;
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
+  /** Adapter-aware placement (HEARTH_PLACEMENT) and the longest a placed request waits for its worker. */
+  readonly placement: { readonly enabled: boolean; readonly waitMs: number };
   readonly maxQueueDepth: number;
   readonly firstTokenTimeoutMs: number;
   readonly interTokenTimeoutMs: number;
@@ -169,6 +171,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
+    placement: { enabled: r.HEARTH_PLACEMENT, waitMs: r.HEARTH_PLACEMENT_WAIT_MS },
     maxQueueDepth: r.HEARTH_MAX_QUEUE_DEPTH,
     firstTokenTimeoutMs: r.HEARTH_FIRST_TOKEN_TIMEOUT_MS,
     interTokenTimeoutMs: r.HEARTH_INTER_TOKEN_TIMEOUT_MS,

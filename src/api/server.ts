@@ -27,6 +27,7 @@ import { Admission } from "./services/admission.js";
 import { CliPackage } from "./services/cli-package.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
+import { AdapterPlacement } from "../queues/adapter-placement.js";
 import { ControlWorker } from "../control/control-worker.js";
 import { Reconciler } from "../control/reconciler.js";
 import { ChatTemplateCheck } from "./services/chat-template-check.js";
@@ -79,8 +80,12 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
   const queues = new ProducerQueues(redis, config.redisPrefix);
   const metrics = new ApiMetrics();
+  const placement = config.placement.enabled
+    ? new AdapterPlacement(redis, queues, { prefix: config.redisPrefix })
+    : undefined;
   const inference = new InferenceClient(redis, queues, hub, {
     ...inferenceClientOptions(config),
+    ...(placement ? { placement: { placer: placement, waitMs: config.placement.waitMs } } : {}),
     observer: inferenceMetrics(metrics),
   });
   const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });
@@ -95,6 +100,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     redisPrefix: config.redisPrefix,
     modelChanges,
     maxLoraRank: config.maxLoraRank,
+    placement,
     log: log.child("lifecycle"),
   };
   const lifecycleQueue = new LifecycleQueue(queues);

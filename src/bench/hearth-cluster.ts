@@ -55,6 +55,8 @@ export class HearthCluster {
   private workerProcesses: HearthChild[] = [];
   private settings: WorkerSettings;
   private port = 0;
+  /** Settings of the API process only (e.g. HEARTH_PLACEMENT), on top of the common ones. */
+  private apiEnv: Record<string, string> = {};
 
   private constructor(
     private readonly options: ClusterOptions,
@@ -130,6 +132,13 @@ export class HearthCluster {
     this.markReady(this.workerPids);
   }
 
+  /** Restarts the API process, on the same port, with `env` on top of the common settings (replacing earlier ones). */
+  async restartApi(env: Record<string, string>): Promise<void> {
+    await this.api?.stop();
+    this.apiEnv = env;
+    await this.startApi();
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.workerProcesses.map((w) => w.stop()));
     await this.api?.stop();
@@ -139,10 +148,10 @@ export class HearthCluster {
   }
 
   private async startApi() {
-    this.port = await freePort();
+    if (this.port === 0) this.port = await freePort();
     this.api = HearthChild.spawn("API", entries.api, {
       cwd: root,
-      env: this.env(this.settings),
+      env: { ...this.env(this.settings), ...this.apiEnv },
       nodeArgs: this.options.nodeArgs?.api,
     });
     this.processes.push({ role: "API", pid: this.api.pid, startedAt: Date.now() });

@@ -30,6 +30,7 @@ import { fairnessScenario } from "./scenarios/fairness.js";
 import { loadScenario } from "./scenarios/load.js";
 import { batchingScenario } from "./scenarios/batching.js";
 import { threadsScenario } from "./scenarios/threads.js";
+import { placementScenario } from "./scenarios/placement.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -86,6 +87,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   fairness: fairnessScenario,
   batching: batchingScenario,
   threads: threadsScenario,
+  placement: placementScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";
@@ -96,9 +98,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const startedAt = new Date().toISOString();
   const { sizes, progress } = options;
   const chosen = SCENARIO_IDS.filter((id) => options.scenarios.includes(id));
-  const needs = adapterNeeds(sizes);
-  const deployedCount = chosen.some((id) => id === "concurrency" || id === "memory") ? needs.deployed : 0;
-  const coldCount = chosen.includes("cold-adapter") ? needs.cold : 0;
+  const { deployed: deployedCount, cold: coldCount } = adapterNeeds(sizes, chosen);
 
   progress.step("building the benchmark models (kept for the next run)");
   const models = await buildBenchModels(options.modelsDir, {

@@ -19,6 +19,7 @@ export const SCENARIO_IDS = [
   "fairness",
   "batching",
   "threads",
+  "placement",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

@@ -1,3 +1,5 @@
+import { SCENARIO_IDS, type ScenarioId } from "./scenario.js";
+
 /**
  * How much work each scenario does. `quick` fits in under three minutes on a 2-core
  * machine; `full` takes longer for steadier percentiles; tests pass tiny sizes.
@@ -49,6 +51,14 @@ export interface BenchSizes {
   /** Threads: requests one after another per run (thread count × quiet or busy), tokens each. */
   threadsRequests: number;
   threadsTokens: number;
+  /** Placement: workers, deployed adapters (Zipf-popular), concurrent streams, requests before and while measuring, tokens each, adapters each worker keeps. */
+  placementWorkers: number;
+  placementAdapters: number;
+  placementStreams: number;
+  placementWarmup: number;
+  placementRequests: number;
+  placementTokens: number;
+  placementMaxAdapters: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -82,6 +92,13 @@ export const quickSizes: BenchSizes = {
   batchingTokens: 32,
   threadsRequests: 3,
   threadsTokens: 48,
+  placementWorkers: 3,
+  placementAdapters: 50,
+  placementStreams: 6,
+  placementWarmup: 150,
+  placementRequests: 400,
+  placementTokens: 8,
+  placementMaxAdapters: 24,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -106,9 +123,21 @@ export const fullSizes: BenchSizes = {
   batchingTokens: 128,
   threadsRequests: 5,
   threadsTokens: 128,
+  placementWarmup: 300,
+  placementRequests: 1000,
 };
 
-/** Adapters the run needs: deployed ones (spread and memory) and cold ones. */
-export function adapterNeeds(sizes: BenchSizes): { deployed: number; cold: number } {
-  return { deployed: Math.max(sizes.adapterSpread, ...sizes.memoryLevels, 0), cold: sizes.coldAdapters };
+/** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */
+export function adapterNeeds(
+  sizes: BenchSizes,
+  chosen: readonly ScenarioId[] = SCENARIO_IDS,
+): { deployed: number; cold: number } {
+  const spread = chosen.some((id) => id === "concurrency" || id === "memory");
+  return {
+    deployed: Math.max(
+      spread ? Math.max(sizes.adapterSpread, ...sizes.memoryLevels) : 0,
+      chosen.includes("placement") ? sizes.placementAdapters : 0,
+    ),
+    cold: chosen.includes("cold-adapter") ? sizes.coldAdapters : 0,
+  };
 }

@@ -6,6 +6,7 @@ import type { DeploymentState } from "../domain/vocabulary.js";
 import { modelName } from "../domain/model-name.js";
 import type { LifecyclePayload } from "../queues/jobs.js";
 import type { Logger } from "../logger.js";
+import type { AdapterPlacement } from "../queues/adapter-placement.js";
 import type { ModelChangeNotifier } from "../queues/model-changes.js";
 import type { BlobStore } from "../storage/blob-store.js";
 
@@ -19,6 +20,8 @@ export interface ControlDeps {
   /** Told once a deploy or undeploy is done, so that no API process serves a stale resolution. */
   modelChanges: ModelChangeNotifier;
   maxLoraRank: number;
+  /** Adapter-aware placement (when on): a deploy names the worker that loads the adapter first. */
+  placement?: AdapterPlacement;
   log: Logger;
 }
 

@@ -40,12 +40,15 @@ export async function deployModel(deps: ControlDeps, job: LifecyclePayload): Pro
   if (!deployed) return "skipped";
   await deps.modelChanges.changed(name);
   const baseModelId = parseModelName(model.baseModel)!.modelId;
-  // Workers load adapters on first use anyway; this only lets them warm up.
+  // Workers load adapters on first use anyway; this only lets them warm up: with placement, the
+  // one its requests will go to (a placement that fails leaves it to every worker, as without).
+  const placed = await deps.placement?.place(baseModelId, key).catch(() => undefined);
   await publishAdapterEvent(deps.redis, deps.redisPrefix, {
     type: "deployed",
     model: name,
     baseModelId,
     adapterKey: key,
+    ...(placed?.workerId ? { workerId: placed.workerId } : {}),
   }).catch((err: unknown) => deps.log.warn("could not announce a deployment", { model: name, error: String(err) }));
   deps.log.info("model deployed", { model: name, adapter: key });
   return "done";

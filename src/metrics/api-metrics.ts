@@ -57,6 +57,18 @@ export class ApiMetrics {
     labelNames: ["model", "state"],
     registers: [this.registry],
   });
+  readonly placements = new Counter({
+    name: "hearth_placements_total",
+    help: "Adapter requests by where placement sent them (base model; reason: warm, assigned, least-loaded, shared).",
+    labelNames: ["model", "reason"],
+    registers: [this.registry],
+  });
+  readonly placementMoves = new Counter({
+    name: "hearth_placement_moves_total",
+    help: "Placed adapter requests their worker had not started within HEARTH_PLACEMENT_WAIT_MS, moved to the shared queue (by base model).",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
   readonly queueJobs = new Gauge({
     name: "hearth_queue_jobs",
     help: "Jobs in each queue by state (waiting, active, delayed, failed), read at each scrape.",

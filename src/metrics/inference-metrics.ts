@@ -6,6 +6,8 @@ export function inferenceMetrics(metrics: ApiMetrics): InferenceObserver {
   const requests = metrics.modelRequests;
   return {
     waiting: (model) => requests.labels(model, "waiting").inc(),
+    placed: (baseModelId, reason) => metrics.placements.labels(baseModelId, reason).inc(),
+    moved: (baseModelId) => metrics.placementMoves.labels(baseModelId).inc(),
     started(model, queue, waitedMs) {
       requests.labels(model, "waiting").dec();
       requests.labels(model, "running").inc();

@@ -3,12 +3,14 @@ import { waitForRedis } from "./connection.js";
 
 /**
  * Deploy and undeploy news, from the control loop to every worker. A worker that
- * serves `baseModelId` may load a newly deployed adapter ahead of its first request,
+ * serves `baseModelId` may load a newly deployed adapter ahead of its first request (the
+ * one placement chose, when it chose one),
  * and frees an undeployed one once its in-flight generations end (unless another
  * deployed model shares the same adapter file: `stillDeployed`).
  */
 export type AdapterEvent =
-  | { type: "deployed"; model: string; baseModelId: string; adapterKey: string }
+  /** `workerId`: the worker placement chose to load it (docs/architecture.md); absent, every worker of the base may. */
+  | { type: "deployed"; model: string; baseModelId: string; adapterKey: string; workerId?: string }
   | { type: "undeployed"; model: string; baseModelId: string; adapterKey: string; stillDeployed: boolean };
 
 export const adapterChannel = (prefix: string) => `${prefix}:adapters`;
@@ -40,7 +42,8 @@ function decodeAdapterEvent(message: string): AdapterEvent | undefined {
       (e?.type === "deployed" || e?.type === "undeployed") &&
       typeof e.model === "string" &&
       typeof e.baseModelId === "string" &&
-      typeof e.adapterKey === "string";
+      typeof e.adapterKey === "string" &&
+      (e.type !== "deployed" || e.workerId === undefined || typeof e.workerId === "string");
     return ok ? e : undefined;
   } catch {
     return undefined;

@@ -4,6 +4,7 @@ import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { callRedis } from "./redis-call.js";
+import type { AdapterPlacement, PlacementReason } from "./adapter-placement.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
 import type { ProducerQueues } from "./producer-queues.js";
 import type { EventInbox, ReplyHub } from "./reply-hub.js";
@@ -38,6 +39,8 @@ export interface InferenceClientOptions {
   interTokenTimeoutMs: number;
   /** The longest wait for Redis to answer a command. */
   redisTimeoutMs: number;
+  /** Adapter-aware placement, and the longest a placed request waits for its worker before it moves to the shared queue. */
+  placement?: { placer: AdapterPlacement; waitMs: number };
   observer?: InferenceObserver;
 }
 
@@ -73,6 +76,10 @@ export function inferenceClientOptions(
  */
 export interface InferenceObserver {
   waiting(model: string): void;
+  /** Where placement sent an adapter's request (`baseModelId` names the model's queues). */
+  placed?(baseModelId: string, reason: PlacementReason): void;
+  /** A placed request that its worker did not start in time, moved to the shared queue. */
+  moved?(baseModelId: string): void;
   started(model: string, queue: string, waitedMs: number): void;
   firstToken(model: string, sinceQueuedMs: number): void;
   ended(
@@ -118,11 +125,12 @@ const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-ch
 /** How one request is being followed: its queue and inbox, and whether a client may resume it. */
 interface Following {
   requestId: string;
+  /** Where the job is now (a placed one moves to `shared` when its worker does not start it in time). */
   queue: Queue;
   inbox: EventInbox;
   resumable: boolean;
-  /** For the observer: the model's name and the job's kind; absent when resumed (already counted). */
-  observed?: { model: string; kind: string };
+  /** For the observer: the model's name, the job's kind and its model's (shared) queue; absent when resumed (already counted). */
+  observed?: { model: string; kind: string; queue: string };
 }
 
 /**
@@ -197,23 +205,73 @@ export class InferenceClient {
     priority: number | undefined,
   ): AsyncGenerator<SequencedEvent, void, undefined> {
     const { requestId } = payload;
-    const queue = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
+    const shared = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
     const inbox = this.hub.inbox(requestId);
     let job: Job;
+    let queue = shared;
     try {
+      queue = await this.place(name, payload, shared);
       if (resumable) {
         const meta: LogMeta = { accountId: resumable.accountId, queue: queue.name, view: resumable.view };
         await this.redisCall(() => this.startLog(requestId, meta));
       }
       const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
-      job = await this.enqueue(queue, name, { ...payload, logTtlMs }, priority);
+      job = await this.enqueue(queue, shared, name, { ...payload, logTtlMs }, priority);
     } catch (error) {
       inbox.close();
       throw error;
     }
     const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
-    const observed = { model: payload.model.name, kind };
-    yield* this.follow({ requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed }, signal);
+    const observed = { model: payload.model.name, kind, queue: shared.name };
+    const following: Following = { requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed };
+    const moving = queue === shared ? undefined : this.moveLater(following, job, shared);
+    try {
+      yield* this.follow(following, signal);
+    } finally {
+      clearTimeout(moving);
+    }
+  }
+
+  /** The queue for a job: an adapter's inference request's placement, else its model's shared queue. */
+  private async place(name: StreamedJob, payload: InferencePayload | ImagePayload, shared: Queue): Promise<Queue> {
+    const placement = this.options.placement;
+    const adapterKey = payload.model.adapter?.key;
+    if (name !== "inference" || !placement || adapterKey === undefined) return shared;
+    const { baseModelId } = payload.model;
+    // Placement that cannot read Redis leaves the request to the shared queue (whose add then tells).
+    const placed = await this.redisCall(() => placement.placer.place(baseModelId, adapterKey)).catch(() => undefined);
+    this.options.observer?.placed?.(baseModelId, placed?.reason ?? "shared");
+    return placed?.workerId === undefined ? shared : this.queues.get(placed.queueName);
+  }
+
+  /**
+   * Once the placement bound has passed, moves a placed job its worker has not started to the
+   * shared queue (same ID and priority), where any worker of the model takes it. A job that has
+   * started (or ended) cannot be removed, and stays.
+   */
+  private moveLater(f: Following, job: Job, shared: Queue): NodeJS.Timeout {
+    const waitMs = this.options.placement?.waitMs ?? 0;
+    return setTimeout(async () => {
+      const removed = await f.queue.remove(f.requestId).then(
+        (n) => n === 1,
+        () => false,
+      );
+      if (!removed) return;
+      try {
+        await this.redisCall(() => shared.add(job.name, job.data, { ...job.opts, jobId: f.requestId }));
+        f.queue = shared;
+        this.options.observer?.moved?.((job.data as InferencePayload).model.baseModelId);
+      } catch {
+        f.inbox.push({
+          type: "error",
+          error: {
+            code: "unavailable",
+            message: "The queue (Redis) is unavailable; please retry shortly.",
+            param: null,
+          },
+        });
+      }
+    }, waitMs);
   }
 
   /** Writes a resumable request's log meta, before its job exists (so before any event). */
@@ -232,7 +290,7 @@ export class InferenceClient {
    * quiet for longer than the event timeouts.
    */
   private async *follow(f: Following, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
-    const { requestId, queue, inbox } = f;
+    const { requestId, inbox } = f;
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
     const queuedAt = Date.now();
@@ -242,7 +300,7 @@ export class InferenceClient {
     const onStarted = () => {
       if (running) return;
       running = true;
-      observer?.started(model, queue.name, Date.now() - queuedAt);
+      observer?.started(model, f.observed?.queue ?? f.queue.name, Date.now() - queuedAt);
     };
     const progress = { events: 0, lastEventAt: Date.now(), onStarted };
     let finished = false;
@@ -255,7 +313,7 @@ export class InferenceClient {
     let deadline: NodeJS.Timeout | undefined;
     const arm = () => {
       deadline = setTimeout(async () => {
-        if ((await this.stillPending(requestId, queue, inbox)) && progress.events === 0) arm();
+        if ((await this.stillPending(requestId, f.queue, inbox)) && progress.events === 0) arm();
       }, this.options.queueTimeoutMs);
     };
     arm();
@@ -316,19 +374,26 @@ export class InferenceClient {
   }
 
   /**
-   * Adds the job unless `maxQueueDepth` jobs already wait, in one round trip: the count
-   * and the add go out together, the count first on the same connection (so it does not
-   * include this job). When the queue was full (or the count failed) the job is taken
-   * back and the request fails, with 429 (or 503); should a worker have taken it
-   * meanwhile, it runs.
+   * Adds the job to `queue` unless `maxQueueDepth` jobs already wait for its model (in its
+   * shared queue and, for a placed job, in its worker's), in one round trip: the count and
+   * the add go out together, the count first on the same connection (so it does not include
+   * this job). When the queue was full (or the count failed) the job is taken back and the
+   * request fails, with 429 (or 503); should a worker have taken it meanwhile, it runs.
    */
   private async enqueue(
     queue: Queue,
+    shared: Queue,
     name: StreamedJob,
     payload: InferencePayload | ImagePayload,
     priority: number | undefined,
   ): Promise<Job> {
-    const counted = this.redisCall(() => waitingCount(this.redis, queue));
+    const counted = this.redisCall(async () => {
+      const [own, all] = await Promise.all([
+        queue === shared ? 0 : waitingCount(this.redis, queue),
+        waitingCount(this.redis, shared),
+      ]);
+      return own + all;
+    });
     const options = {
       ...jobs[name].options,
       jobId: payload.requestId,

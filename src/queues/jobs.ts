@@ -139,8 +139,10 @@ export const jobs = {
   inference: {
     consumer: "inference",
     runsOnce: true,
-    // BullMQ forbids ':' in queue names; base model IDs are [a-z0-9-].
-    queueName: (baseModelId: string) => `inference-${baseModelId}`,
+    // BullMQ forbids ':' in queue names; base model IDs are [a-z0-9-]. With a worker's ID it is
+    // that worker's own queue of the model, where placement sends the adapters it has loaded.
+    queueName: (baseModelId: string, workerId?: string) =>
+      workerId === undefined ? `inference-${baseModelId}` : `inference-${baseModelId}@${workerId}`,
     payload: inferencePayloadSchema,
     // A retry would send tokens twice: inference runs once.
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },

@@ -22,7 +22,8 @@ export interface WorkerInfo {
   /**
    * Per base model served: the adapters loaded on it (their storage keys, least recently used
    * first), the requests running on it, and the sequences free for more, on the base model's
-   * contexts and on those its adapters share.
+   * contexts and on those its adapters share, and how many jobs it takes at once from its own
+   * queue of the model (placement, adapter-placement.ts).
    */
   serving?: {
     model: string;
@@ -30,6 +31,7 @@ export interface WorkerInfo {
     adapterKeys?: string[];
     requests: number;
     freeSequences?: { base: number; adapters: number };
+    slots?: number;
   }[];
 }
 

@@ -40,7 +40,8 @@ export type JobFinished = StreamedJobFinished<InferenceOutcome>;
 
 interface Served {
   model: ServedModel;
-  consumer: Worker;
+  /** Its base model's shared queue, and this worker's own queue of it (where placement sends the adapters it has). */
+  consumers: Worker[];
   connection: Redis;
 }
 
@@ -186,16 +187,18 @@ export class HearthWorker {
         },
       });
       const connection = this.publisher.duplicate();
-      const consumer = consumeJobs("inference", jobs.inference.queueName(base.id), this.handlers, {
-        connection,
-        prefix: this.config.redisPrefix,
-        concurrency: this.config.worker.concurrency,
-        log: this.log,
-        onMalformed: (job) => this.endMalformed(job),
-      });
-      this.served.set(base.id, { model, consumer, connection });
+      const consumers = [undefined, this.id].map((own) =>
+        consumeJobs("inference", jobs.inference.queueName(base.id, own), this.handlers, {
+          connection,
+          prefix: this.config.redisPrefix,
+          concurrency: this.config.worker.concurrency,
+          log: this.log,
+          onMalformed: (job) => this.endMalformed(job),
+        }),
+      );
+      this.served.set(base.id, { model, consumers, connection });
       // Set up before serving: BullMQ reports a set-up that fails after close where nothing listens.
-      await consumer.waitUntilReady();
+      await Promise.all(consumers.map((c) => c.waitUntilReady()));
       this.log.info("serving model", { model: base.id, contextSize: model.contextSize });
     }
   }
@@ -205,6 +208,7 @@ export class HearthWorker {
     const served = this.served.get(event.baseModelId);
     if (!served || this.closing) return;
     if (event.type === "deployed") {
+      if (event.workerId !== undefined && event.workerId !== this.id) return;
       served.model.preload(event.adapterKey).catch((err: unknown) =>
         this.log.warn("could not preload a deployed adapter", {
           model: event.model,
@@ -236,6 +240,7 @@ export class HearthWorker {
           adapterKeys: stats.adapters,
           requests: stats.requests,
           freeSequences: stats.freeSequences,
+          slots: this.config.worker.concurrency,
         };
       }),
     };
@@ -304,7 +309,10 @@ export class HearthWorker {
   async close(graceMs = 10_000): Promise<void> {
     clearInterval(this.heartbeat);
     this.closing = true;
-    const consumers = [...this.served.values(), ...this.images.values()].map((s) => s.consumer);
+    const consumers = [
+      ...[...this.served.values()].flatMap((s) => s.consumers),
+      ...[...this.images.values()].map((s) => s.consumer),
+    ];
     const grace = setTimeout(() => this.cancellations.cancelAll(shuttingDown()), graceMs);
     // With Redis gone, BullMQ's close (and any command) would wait for it forever: a moment
     // after the grace, when cancelled jobs have ended, stop waiting and drop the connections.

@@ -54,6 +54,13 @@ const tinySizes: BenchSizes = {
   batchingTokens: 4,
   threadsRequests: 1,
   threadsTokens: 4,
+  placementWorkers: 2,
+  placementAdapters: 3,
+  placementStreams: 2,
+  placementWarmup: 2,
+  placementRequests: 6,
+  placementTokens: 2,
+  placementMaxAdapters: 2,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };
@@ -171,11 +178,14 @@ describe("the bench's HTTP client", () => {
 
 describe("bench sizes and statistics", () => {
   it("counts the adapters a run needs", () => {
-    expect(adapterNeeds(tinySizes)).toEqual({ deployed: 1, cold: 1 });
+    expect(adapterNeeds(tinySizes)).toEqual({ deployed: 3, cold: 1 });
+    expect(adapterNeeds(tinySizes, ["memory", "cold-adapter"])).toEqual({ deployed: 1, cold: 1 });
+    expect(adapterNeeds(tinySizes, ["floor"])).toEqual({ deployed: 0, cold: 0 });
     expect(adapterNeeds({ ...tinySizes, adapterSpread: 8, memoryLevels: [1, 8, 32], coldAdapters: 3 })).toEqual({
       deployed: 32,
       cold: 3,
     });
+    expect(adapterNeeds({ ...tinySizes, placementAdapters: 50 }, ["placement"])).toEqual({ deployed: 50, cold: 0 });
   });
 
   it("interpolates percentiles between ranks", () => {

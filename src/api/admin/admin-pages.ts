@@ -5,6 +5,7 @@ import { HonoAdapter } from "@bull-board/hono";
 import type { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../app-env.js";
 import { hearthQueues } from "../services/hearth-queues.js";
+import { liveWorkers } from "../../queues/worker-registry.js";
 
 const BOARD_PATH = "/admin/queues";
 /** How long the board's list of queues is reused (its page polls every few seconds). */
@@ -24,7 +25,8 @@ export function queueBoardRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   let listedAt = 0;
   app.use(`${BOARD_PATH}/*`, async (_c, next) => {
     if (Date.now() - listedAt > QUEUE_LIST_TTL_MS) {
-      board.replaceQueues((await hearthQueues(deps.db, deps.queues)).map((q) => new BullMQAdapter(q)));
+      const workers = await liveWorkers(deps.redis, deps.config.redisPrefix);
+      board.replaceQueues((await hearthQueues(deps.db, deps.queues, workers)).map((q) => new BullMQAdapter(q)));
       listedAt = Date.now();
     }
     await next();

@@ -26,7 +26,8 @@ export function metricsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       if (!key.scopes.includes("admin"))
         throw new AppError("forbidden", "Metrics need the metrics token or a key with the admin scope.");
     }
-    for (const queue of await hearthQueues(deps.db, deps.queues)) {
+    const workers = await liveWorkers(deps.redis, config.redisPrefix);
+    for (const queue of await hearthQueues(deps.db, deps.queues, workers)) {
       const counts = await queue.getJobCounts("waiting", "prioritized", "active", "delayed", "failed");
       const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
       metrics.queueJobs.labels(queue.name, "waiting").set(waiting);
@@ -34,7 +35,6 @@ export function metricsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         metrics.queueJobs.labels(queue.name, state).set(counts[state] ?? 0);
       }
     }
-    const workers = await liveWorkers(deps.redis, config.redisPrefix);
     const reported = await Promise.all(workers.map((w) => deps.redis.get(workerMetricsKey(config.redisPrefix, w.id))));
     const all: MetricsJson[] = [await metrics.registry.getMetricsAsJSON()];
     for (const json of reported) if (json) all.push(JSON.parse(json) as MetricsJson);

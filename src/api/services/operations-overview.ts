@@ -45,11 +45,11 @@ export interface OverviewSources {
 }
 
 export async function operationsOverview(sources: OverviewSources, now = Date.now()): Promise<Overview> {
-  const [workers, deployments, queues] = await Promise.all([
+  const [workers, deployments] = await Promise.all([
     liveWorkers(sources.redis, sources.prefix),
     listDeployments(sources.db),
-    hearthQueues(sources.db, sources.queues),
   ]);
+  const queues = await hearthQueues(sources.db, sources.queues, workers);
   const byState = Object.fromEntries(DEPLOYMENT_STATES.map((s) => [s, 0])) as Record<DeploymentState, number>;
   for (const d of deployments) byState[d.state]++;
   const stuck = deployments

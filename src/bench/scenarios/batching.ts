@@ -1,4 +1,5 @@
 import type { StepCount } from "../in-process.js";
+import { metricSamples, sumOf } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";
 
@@ -151,13 +152,7 @@ function run(side: Run["side"], r: number, streams: number, tokens: number, wall
 /** The worker's generation steps of `modelId` so far, as its metrics on the API's /metrics say. */
 async function workerSteps(ctx: BenchContext, modelId: string): Promise<StepCount> {
   const text = await ctx.http.getText("/metrics");
-  const read = (name: string) => {
-    let total = 0;
-    for (const line of text.split("\n")) {
-      if (line.startsWith(`${name}{`) && line.includes(`model="${modelId}"`)) total += Number(line.split(" ").pop());
-    }
-    return total;
-  };
+  const read = (name: string) => sumOf(metricSamples(text, name, { model: modelId }));
   return {
     steps: read("hearth_worker_decode_step_sequences_count"),
     sequences: read("hearth_worker_decode_step_sequences_sum"),

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { usableCores } from "../../process/usable-cores.js";
+import { metricSamples } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize } from "../stats.js";
 
@@ -126,11 +127,6 @@ function busyCore(): ChildProcess {
 /** The worker's oversubscription gauges for `modelId`, from the API's /metrics. */
 async function workerGauges(ctx: BenchContext, modelId: string): Promise<{ flagged: number; slowdown: number }> {
   const text = await ctx.http.getText("/metrics");
-  const read = (name: string) =>
-    text
-      .split("\n")
-      .filter((line) => line.startsWith(`${name}{`) && line.includes(`model="${modelId}"`))
-      .map((line) => Number(line.split(" ").pop()))
-      .reduce((max, v) => Math.max(max, v), 0);
+  const read = (name: string) => Math.max(0, ...metricSamples(text, name, { model: modelId }));
   return { flagged: read("hearth_worker_cpu_oversubscribed"), slowdown: read("hearth_worker_decode_slowdown_ratio") };
 }

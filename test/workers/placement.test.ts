@@ -1,0 +1,141 @@
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { HearthChild } from "../../src/bench/child-process.js";
+import { getDeployment } from "../../src/db/queries/deployments.js";
+import { liveWorkers, type WorkerInfo } from "../../src/queues/worker-registry.js";
+import { writeAdapterToward, type TestAdapter } from "../helpers/adapters.js";
+import { eventually } from "../helpers/eventually.js";
+import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { defaultAccount } from "../helpers/management.js";
+import { fileStorageDir } from "../helpers/storage-dir.js";
+import { spawnWorker } from "../helpers/worker-process.js";
+
+// Long enough that a request its worker has a free slot for never waits that long on a busy machine.
+const WAIT_MS = 2_000;
+
+/**
+ * Adapter-aware placement with two worker processes: a deploy warms the adapter on one
+ * worker only, each adapter's requests all run where it is warm (no worker loads another's
+ * adapter), and a request placed on a worker that stops taking jobs (SIGSTOP: its heartbeat
+ * still says it is alive) moves to the shared queue after HEARTH_PLACEMENT_WAIT_MS and is
+ * answered by the other worker.
+ */
+describe("adapter-aware placement", () => {
+  let hearth: TestHearth;
+  let redis: Redis;
+  let dataDir: string;
+  const workers: HearthChild[] = [];
+  const adapters: Record<string, TestAdapter & { name: string; key: string }> = {};
+
+  const serving = async (): Promise<Map<number, string[]>> => {
+    const infos: WorkerInfo[] = await liveWorkers(redis, hearth.config.redisPrefix);
+    return new Map(infos.map((w) => [w.pid, w.serving?.[0]?.adapterKeys ?? []]));
+  };
+  const complete = async (model: string, prompt: string, maxTokens: number) => {
+    const res = await fetch(`${hearth.baseURL}/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, prompt, max_tokens: maxTokens, temperature: 0 }),
+    });
+    const body = (await res.json()) as { choices?: { text: string }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    return body.choices![0]!.text;
+  };
+  /** The sum of a metric's series whose labels match `labels`, from the API's /metrics. */
+  const metric = async (name: string, labels = /.*/) => {
+    const res = await fetch(`${hearth.url}/metrics`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
+    const lines = (await res.text()).split("\n").filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    return lines.filter((l) => labels.test(l)).reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+  };
+
+  beforeAll(async () => {
+    hearth = await startTestHearth({ worker: false, env: { HEARTH_PLACEMENT_WAIT_MS: String(WAIT_MS) } });
+    redis = new Redis(hearth.config.redisUrl);
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-placement-"));
+    for (let i = 0; i < 2; i++) {
+      workers.push(
+        spawnWorker(
+          hearth,
+          dataDir,
+          {
+            HEARTH_WORKER_ROLES: "text",
+            HEARTH_SERVE_MODELS: "hearth-tiny",
+            HEARTH_STORAGE_DIR: fileStorageDir(hearth.config),
+          },
+          `worker ${i}`,
+        ),
+      );
+    }
+    await eventually(async () => {
+      for (const w of workers) if (!w.running) throw w.failure("starting");
+      expect(await liveWorkers(redis, hearth.config.redisPrefix)).toHaveLength(2);
+    }, 90_000);
+    const me = defaultAccount(hearth);
+    for (const [id, text] of [
+      ["pa", "abba abba abba baba "],
+      ["pb", "zig zag zig zag zog "],
+    ] as const) {
+      const adapter = await writeAdapterToward(path.join(dataDir, id), text, { format: "gguf" });
+      const name = await me.deployFolder(id, adapter.dir);
+      const key = (await getDeployment(hearth.api.database.db, "default", id))!.artifactPath!;
+      adapters[id] = { ...adapter, name, key };
+    }
+  }, 150_000);
+  afterAll(async () => {
+    for (const w of workers) if (w.running) process.kill(w.pid, "SIGCONT");
+    await Promise.all(workers.map((w) => w.stop()));
+    redis?.disconnect();
+    await hearth?.close();
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("warms each deployed adapter on one worker, and runs its requests there", async () => {
+    const { pa, pb } = adapters;
+    // Each deploy went to the worker with fewer adapters: one each.
+    const warm = await eventually(async () => {
+      const now = await serving();
+      expect([...now.values()].map((keys) => keys.length).sort()).toEqual([1, 1]);
+      return now;
+    }, 10_000);
+    const holder = (key: string) => [...warm].find(([, keys]) => keys.includes(key))?.[0];
+    expect(holder(pa!.key)).toBeDefined();
+    expect(holder(pb!.key)).toBeDefined();
+    expect(holder(pa!.key)).not.toBe(holder(pb!.key));
+
+    // Three at a time per adapter, within each worker's 4 slots, twice.
+    for (let round = 0; round < 2; round++) {
+      const asks = [];
+      for (let i = 0; i < 3; i++) {
+        asks.push(complete(pa!.name, "ab", 12).then((text) => expect(text).toBe(pa!.greedy("ab", 12))));
+        asks.push(complete(pb!.name, "zi", 12).then((text) => expect(text).toBe(pb!.greedy("zi", 12))));
+      }
+      await Promise.all(asks);
+    }
+    // Nobody loaded the other's adapter: every request ran where its adapter was warm.
+    await new Promise((r) => setTimeout(r, 2_500)); // a heartbeat
+    expect(await serving()).toEqual(warm);
+    expect(await metric("hearth_placements_total", /reason="(warm|assigned)"/)).toBe(12);
+    expect(await metric("hearth_placement_moves_total")).toBe(0);
+  });
+
+  it("moves a request off a worker that stopped taking jobs, within the bound, to one that serves it", async () => {
+    const { pa } = adapters;
+    const warm = await serving();
+    const holderPid = [...warm].find(([, keys]) => keys.includes(pa!.key))![0];
+    const other = workers.find((w) => w.pid !== holderPid)!;
+    process.kill(holderPid, "SIGSTOP");
+    try {
+      // Its heartbeat still lists pa for a few seconds: placement sends the request there first.
+      const started = Date.now();
+      expect(await complete(pa!.name, "ba", 10)).toBe(pa!.greedy("ba", 10));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_MS);
+      expect(await metric("hearth_placement_moves_total")).toBe(1);
+      await eventually(async () => expect((await serving()).get(other.pid)).toContain(pa!.key), 10_000);
+    } finally {
+      process.kill(holderPid, "SIGCONT");
+    }
+  });
+});

@@ -51,7 +51,11 @@ export interface BenchSizes {
   /** Threads: requests one after another per run (thread count × quiet or busy), tokens each. */
   threadsRequests: number;
   threadsTokens: number;
-  /** Placement: workers, deployed adapters (Zipf-popular), concurrent streams, requests before and while measuring, tokens each, adapters each worker keeps. */
+  /**
+   * Placement: rounds (each runs placement off, then on), workers, deployed adapters (Zipf-popular),
+   * concurrent streams, requests before and while measuring, tokens each, adapters each worker keeps.
+   */
+  placementRounds: number;
   placementWorkers: number;
   placementAdapters: number;
   placementStreams: number;
@@ -92,11 +96,12 @@ export const quickSizes: BenchSizes = {
   batchingTokens: 32,
   threadsRequests: 3,
   threadsTokens: 48,
+  placementRounds: 1,
   placementWorkers: 3,
   placementAdapters: 50,
   placementStreams: 6,
-  placementWarmup: 150,
-  placementRequests: 400,
+  placementWarmup: 100,
+  placementRequests: 300,
   placementTokens: 8,
   placementMaxAdapters: 24,
 };
@@ -123,8 +128,9 @@ export const fullSizes: BenchSizes = {
   batchingTokens: 128,
   threadsRequests: 5,
   threadsTokens: 128,
-  placementWarmup: 300,
-  placementRequests: 1000,
+  placementRounds: 2,
+  placementWarmup: 200,
+  placementRequests: 600,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import { listDeployments } from "../db/queries/deployments.js";
 import { modelName } from "../domain/model-name.js";
 import type { LifecycleQueue } from "../queues/lifecycle-queue.js";
+import { sweepWorkerQueues } from "../queues/worker-queue-sweep.js";
 import type { ControlDeps } from "./control-deps.js";
 
 export interface ReconcilerOptions {
@@ -19,7 +20,8 @@ const PENDING = ["waiting", "active", "delayed", "prioritized", "paused"] as con
  * DEPLOYING or UNDEPLOYING for good. Each pass finds the transitions that have not moved for
  * `afterMs` and have no job waiting, running or backing off, and queues their job again.
  * The handlers are idempotent, so a job that was merely slow, or a pass run by every API
- * process at once, does no harm.
+ * process at once, does no harm. Each pass also removes the own queues of workers that are gone
+ * (worker-queue-sweep.ts).
  */
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
@@ -57,6 +59,11 @@ export class Reconciler {
   }
 
   private async reconcile(): Promise<number> {
+    const swept = await sweepWorkerQueues(this.deps.redis, this.deps.redisPrefix).catch((err: unknown) => {
+      this.deps.log.warn("removing the queues of workers that are gone failed", { error: String(err) });
+      return [];
+    });
+    if (swept.length > 0) this.deps.log.info("removed the queues of workers that are gone", { queues: swept });
     const stale = Date.now() - this.options.afterMs;
     const stuck = (await listDeployments(this.deps.db, { states: ["DEPLOYING", "UNDEPLOYING"] })).filter(
       (d) => d.updatedAt.getTime() <= stale,

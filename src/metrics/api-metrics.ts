@@ -59,7 +59,7 @@ export class ApiMetrics {
   });
   readonly placements = new Counter({
     name: "hearth_placements_total",
-    help: "Adapter requests by where placement sent them (base model; reason: warm, assigned, least-loaded, shared).",
+    help: "Adapter requests by where placement sent them (base model; reason: warm, assigned, least-loaded, spilled, shared).",
     labelNames: ["model", "reason"],
     registers: [this.registry],
   });

@@ -8,8 +8,10 @@ import { liveWorkers, type WorkerInfo } from "./worker-registry.js";
  * Each worker consumes its base model's shared queue and a queue of its own; a request for
  * adapter X goes to the own queue of a worker that has X loaded (its heartbeat lists the
  * adapters it has warm), and when none has, to the least loaded worker of the base model,
- * which will load it. That choice is recorded in Redis, so that every API process sends X's
- * next requests there too before the worker's next heartbeat lists X. A worker's load is
+ * which will load it. A warm worker loaded well above the others is passed over the same way
+ * (bounded loads, below), so a popular adapter becomes warm on several. A cold choice is
+ * recorded in Redis, so that every API process sends X's next requests there too before the
+ * worker's next heartbeat lists X. A worker's load is
  * read fresh from Redis at each placement (its own queue's waiting and running jobs), the
  * rest from heartbeats at most `viewMs` old. The caller moves a placed request to the shared
  * queue when it has not started within its bound (InferenceClient), so placement never adds
@@ -23,6 +25,8 @@ export type PlacementReason =
   | "assigned"
   /** No worker had it: the least loaded one, now recorded for it. */
   | "least-loaded"
+  /** Those that have it are over the load bound: the least loaded worker, which loads it too. */
+  | "spilled"
   /** No live worker reports the base model (or placement could not read Redis): the shared queue. */
   | "shared";
 
@@ -50,6 +54,15 @@ interface Candidate {
   slots: number;
   adapterKeys: Set<string>;
 }
+
+/**
+ * A warm worker is passed over once its load reaches (1 + this) × the mean load (counting this
+ * request): consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, 2018), so
+ * that a popular adapter spreads to a second worker instead of queueing on one. 0.5 is HAProxy's
+ * default (`hash-balance-factor 150`); with 0.25 the bench's 6 streams on 3 workers spilled
+ * often enough to nearly triple its cold loads (75 against 27.5 per 1000) for no better p99.
+ */
+const LOAD_BALANCE = 0.5;
 
 /** Records older than this are deleted when the next choice is written. */
 const FORGET_AFTER_MS = 10 * 60_000;
@@ -102,8 +115,11 @@ export class AdapterPlacement {
     });
 
     const warm = candidates.filter((c) => c.adapterKeys.has(adapterKey));
-    if (warm.length > 0) {
-      const best = warm.reduce((a, b) => (free(b) > free(a) ? b : a));
+    const totalLoad = candidates.reduce((sum, c) => sum + load(c), 0);
+    const bound = Math.ceil(((1 + LOAD_BALANCE) * (totalLoad + 1)) / candidates.length);
+    const within = warm.filter((c) => load(c) < bound);
+    if (within.length > 0) {
+      const best = within.reduce((a, b) => (free(b) > free(a) ? b : a));
       const listed = best.worker.serving?.find((s) => s.model === baseModelId)?.adapterKeys?.includes(adapterKey);
       return this.placed(baseModelId, best, listed ? "warm" : "assigned");
     }
@@ -111,6 +127,8 @@ export class AdapterPlacement {
     const best = candidates.reduce((a, b) =>
       free(b) > free(a) || (free(b) === free(a) && b.adapterKeys.size < a.adapterKeys.size) ? b : a,
     );
+    // A spill leaves the record to the adapter's first worker; heartbeats soon list both.
+    if (warm.length > 0) return this.placed(baseModelId, best, warm.includes(best) ? "warm" : "spilled");
     const write = this.redis.multi().hset(record, adapterKey, `${best.worker.id} ${now}`);
     const forgotten = [...recorded].filter(([, r]) => now - r.at > FORGET_AFTER_MS).map(([key]) => key);
     if (forgotten.length > 0) write.hdel(record, ...forgotten);
@@ -133,7 +151,8 @@ export class AdapterPlacement {
   }
 }
 
-const free = (c: Candidate) => c.slots - c.running - c.waiting;
+const load = (c: Candidate) => c.running + c.waiting;
+const free = (c: Candidate) => c.slots - load(c);
 
 function parseRecords(hash: Record<string, string>): Map<string, { workerId: string; at: number }> {
   const records = new Map<string, { workerId: string; at: number }>();

@@ -54,6 +54,7 @@ const tinySizes: BenchSizes = {
   batchingTokens: 4,
   threadsRequests: 1,
   threadsTokens: 4,
+  placementRounds: 1,
   placementWorkers: 2,
   placementAdapters: 3,
   placementStreams: 2,

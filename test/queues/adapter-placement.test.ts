@@ -9,6 +9,7 @@ import { jobs, type InferencePayload } from "../../src/queues/jobs.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
 import { sendEvent } from "../../src/queues/stream.js";
+import { sweepWorkerQueues } from "../../src/queues/worker-queue-sweep.js";
 import { announceWorker, type WorkerInfo } from "../../src/queues/worker-registry.js";
 import { deleteRedisKeys } from "../helpers/redis.js";
 
@@ -91,6 +92,16 @@ describe("AdapterPlacement", () => {
     await deleteRedisKeys(redisUrl, `${prefix}:*`);
   });
 
+  it("passes over a warm worker loaded well above the others: the least loaded one takes it too", async () => {
+    // 3 running on w1 of 3 in all: with this request the mean is 4/3, the bound 1.5 × that: 2.
+    await announce(worker("w1", ["x"], 3), worker("w2", ["a"]), worker("w3"));
+    const placement = new AdapterPlacement(redis, queues, { prefix });
+    expect(await placement.place(BASE, "x")).toMatchObject({ workerId: "w3", reason: "spilled" });
+    // A spill leaves the record alone: x stays w1's first.
+    expect(await redis.hget(placementKey(prefix, BASE), "x")).toBeNull();
+    await deleteRedisKeys(redisUrl, `${prefix}:*`);
+  });
+
   it("gives a cold adapter to the least loaded worker and records it, so another API process sends it there too", async () => {
     await announce(worker("w1", [], 2), worker("w2", ["a", "b"]), worker("w3"));
     const first = new AdapterPlacement(redis, queues, { prefix });
@@ -125,6 +136,50 @@ describe("AdapterPlacement", () => {
     await announce({ ...worker("w1", ["x"]), models: ["other"], serving: [] });
     expect(await new AdapterPlacement(redis, queues, { prefix }).place(BASE, "x")).toMatchObject({ reason: "shared" });
     await deleteRedisKeys(redisUrl, `${prefix}:*`);
+  });
+});
+
+/**
+ * The own queues of workers that are gone are removed; a live worker's, and that of a worker
+ * whose consumer runs but which has sent no heartbeat yet (still loading its models), stay.
+ */
+describe("sweepWorkerQueues", () => {
+  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const prefix = `hearth-test-${crypto.randomBytes(4).toString("hex")}`;
+  let redis: Redis;
+  const opened: { close(): Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  });
+  afterAll(async () => {
+    for (const o of opened) await o.close();
+    redis?.disconnect();
+    await deleteRedisKeys(redisUrl, `${prefix}:*`);
+  });
+
+  it("obliterates the queues of workers that are gone, and only those", async () => {
+    const own = (id: string) => jobs.inference.queueName(BASE, id);
+    // "gone": its consumer ran and stopped (BullMQ's stalled-check key expired), a job left waiting.
+    const goneConsumer = new Worker(own("gone"), async () => {}, { connection: redis.duplicate(), prefix });
+    await goneConsumer.waitUntilReady();
+    await goneConsumer.close();
+    await redis.del(`${prefix}:${own("gone")}:stalled-check`);
+    const goneQueue = new Queue(own("gone"), { connection: redis, prefix });
+    opened.push(goneQueue);
+    await goneQueue.add("inference", {});
+    // "live" has a heartbeat; "starting" has a running consumer and no heartbeat yet.
+    await announceWorker(redis, prefix, worker("live"), 60_000);
+    for (const id of ["live", "starting"]) {
+      const consumer = new Worker(own(id), async () => {}, { connection: redis.duplicate(), prefix });
+      opened.push(consumer);
+      await consumer.waitUntilReady();
+    }
+
+    expect(await sweepWorkerQueues(redis, prefix)).toEqual([own("gone")]);
+    expect(await redis.keys(`${prefix}:${own("gone")}:*`)).toEqual([]);
+    for (const id of ["live", "starting"]) expect(await redis.exists(`${prefix}:${own(id)}:meta`)).toBe(1);
+    expect(await sweepWorkerQueues(redis, prefix)).toEqual([]);
   });
 });
 

@@ -17,8 +17,23 @@ interface Counters {
   moves: number;
 }
 
-interface PlacementRun {
-  placement: "off" | "on";
+/** One run: fresh workers, the warm-up, then the measured requests. */
+interface Run {
+  placement: Mode;
+  round: number;
+  requests: number;
+  coldLoads: number;
+  ttftMs: number[];
+  tokens: number;
+  wallMs: number;
+  /** Where placement sent the measured requests (reason → requests), and how many moved to the shared queue. */
+  placements: Record<string, number>;
+  moves: number;
+}
+
+/** The runs of one mode, pooled. */
+interface Pooled {
+  placement: Mode;
   requests: number;
   coldLoads: number;
   coldLoadsPer1000: number;
@@ -26,19 +41,21 @@ interface PlacementRun {
   ttftP50: number;
   ttftP99: number;
   tokensPerS: number;
-  wallMs: number;
-  /** Where placement sent the measured requests (reason → requests), and how many moved to the shared queue. */
   placements: Record<string, number>;
   moves: number;
 }
 
+type Mode = "off" | "on";
+
 /**
  * 12. Adapter-aware placement: several worker processes, many deployed adapters asked with
- * Zipf popularity, with placement off (any worker takes any request) and on. The same request
- * sequence runs on fresh workers each time: a warm-up, then the measured requests. A cold load
- * is an adapter load a worker reports (its adapter-load histogram's count); the warm-hit rate
- * is 1 − cold loads ÷ requests. Each worker keeps `placementMaxAdapters` adapters, fewer than
- * there are, as a fleet whose memory holds every adapter only once they are split between workers.
+ * Zipf popularity, with placement off (any worker takes any request) and on, alternating for
+ * `placementRounds` rounds (the machine's load drifts; each mode's runs are pooled). Every run
+ * has fresh workers and the same request sequence: a warm-up, then the measured requests. A cold
+ * load is an adapter load a worker reports (its adapter-load histogram's count); the warm-hit
+ * rate is 1 − cold loads ÷ requests. Each worker keeps `placementMaxAdapters` adapters, fewer
+ * than there are, as a fleet whose memory holds every adapter only once they are split between
+ * workers.
  */
 export async function placementScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress } = ctx;
@@ -55,50 +72,50 @@ export async function placementScenario(ctx: BenchContext): Promise<ScenarioResu
       max_tokens: sizes.placementTokens,
       temperature: 0,
     });
-  const runs: PlacementRun[] = [];
+  const runs: Run[] = [];
   try {
-    for (const placement of ["off", "on"] as const) {
-      progress.step(`placement ${placement}: starting the API and ${sizes.placementWorkers} fresh workers`);
-      await ctx.cluster.restartApi({ HEARTH_PLACEMENT: placement === "on" ? "true" : "false" });
-      await ctx.cluster.setWorkers(sizes.placementWorkers, settings);
-      progress.step(`placement ${placement}: ${sizes.placementWarmup} warm-up requests`);
-      await drive(sizes.placementStreams, 0, sizes.placementWarmup, ask);
-      const before = await counters(ctx);
-      progress.step(`placement ${placement}: ${sizes.placementRequests} requests on ${sizes.placementStreams} streams`);
-      const started = performance.now();
-      const results = await drive(sizes.placementStreams, sizes.placementWarmup, sequence.length, ask);
-      const wallMs = performance.now() - started;
-      const after = await counters(ctx);
-      const coldLoads = after.adapterLoads - before.adapterLoads;
-      const ttft = summarize(results.map((r) => r.ttftMs));
-      runs.push({
-        placement,
-        requests: results.length,
-        coldLoads,
-        coldLoadsPer1000: (coldLoads / results.length) * 1000,
-        warmHitRate: 1 - coldLoads / results.length,
-        ttftP50: ttft.p50,
-        ttftP99: ttft.p99,
-        tokensPerS: (results.reduce((sum, r) => sum + r.tokens, 0) / wallMs) * 1000,
-        wallMs,
-        placements: Object.fromEntries(
-          Object.entries(after.placements).map(([reason, n]) => [reason, n - (before.placements[reason] ?? 0)]),
-        ),
-        moves: after.moves - before.moves,
-      });
+    for (let round = 1; round <= sizes.placementRounds; round++) {
+      for (const placement of ["off", "on"] as const) {
+        const label = `placement ${placement} (round ${round}/${sizes.placementRounds})`;
+        progress.step(`${label}: starting the API and ${sizes.placementWorkers} fresh workers`);
+        await ctx.cluster.restartApi({ HEARTH_PLACEMENT: placement === "on" ? "true" : "false" });
+        await ctx.cluster.setWorkers(sizes.placementWorkers, settings);
+        progress.step(`${label}: ${sizes.placementWarmup} warm-up requests`);
+        await drive(sizes.placementStreams, 0, sizes.placementWarmup, ask);
+        const before = await counters(ctx);
+        progress.step(`${label}: ${sizes.placementRequests} requests on ${sizes.placementStreams} streams`);
+        const started = performance.now();
+        const results = await drive(sizes.placementStreams, sizes.placementWarmup, sequence.length, ask);
+        const wallMs = performance.now() - started;
+        const after = await counters(ctx);
+        runs.push({
+          placement,
+          round,
+          requests: results.length,
+          coldLoads: after.adapterLoads - before.adapterLoads,
+          ttftMs: results.map((r) => r.ttftMs),
+          tokens: results.reduce((sum, r) => sum + r.tokens, 0),
+          wallMs,
+          placements: Object.fromEntries(
+            Object.entries(after.placements).map(([reason, n]) => [reason, n - (before.placements[reason] ?? 0)]),
+          ),
+          moves: after.moves - before.moves,
+        });
+      }
     }
   } finally {
     await ctx.cluster.restartApi({});
   }
 
-  const [off, on] = runs as [PlacementRun, PlacementRun];
-  const show = (r: PlacementRun) =>
+  const off = pool(runs, "off");
+  const on = pool(runs, "on");
+  const show = (r: Pooled) =>
     `${round(r.coldLoadsPer1000)} cold loads / 1000, warm hits ${round(r.warmHitRate)}, TTFT p50 ${round(r.ttftP50)} / p99 ${round(r.ttftP99)} ms, ${round(r.tokensPerS)} tok/s`;
   return {
     id: "placement",
     title: `Placement: ${sizes.placementWorkers} workers, ${adapters.length} adapters asked with Zipf(${ZIPF_S}) popularity`,
     figures: [
-      ...runs.flatMap((r) => [
+      ...[off, on].flatMap((r) => [
         figure(`placement ${r.placement}: cold loads per 1000 requests`, round(r.coldLoadsPer1000), "", show(r)),
         figure(`placement ${r.placement}: warm-hit rate`, round(r.warmHitRate), ""),
         figure(`placement ${r.placement}: TTFT p99`, round(r.ttftP99), "ms"),
@@ -112,12 +129,40 @@ export async function placementScenario(ctx: BenchContext): Promise<ScenarioResu
     notes: [
       `${sizes.placementWorkers} worker processes × 1 thread, each keeping ${sizes.placementMaxAdapters} adapters; ` +
         `${sizes.placementStreams} concurrent streams of ${sizes.placementTokens} tokens; the same ${sizes.placementWarmup} ` +
-        `warm-up and ${sizes.placementRequests} measured requests (seeded) on fresh workers each time`,
+        `warm-up and ${sizes.placementRequests} measured requests (seeded) on fresh workers, off then on, ` +
+        `${sizes.placementRounds} round(s) pooled`,
       `placement on: ${Object.entries(on.placements)
         .map(([reason, n]) => `${n} ${reason}`)
         .join(", ")}`,
     ],
-    details: { zipf: ZIPF_S, seed: SEED, runs },
+    details: {
+      zipf: ZIPF_S,
+      seed: SEED,
+      pooled: { off, on },
+      runs: runs.map(({ ttftMs, ...run }) => ({ ...run, ttft: summarize(ttftMs) })),
+    },
+  };
+}
+
+function pool(runs: Run[], placement: Mode): Pooled {
+  const mine = runs.filter((r) => r.placement === placement);
+  const requests = mine.reduce((sum, r) => sum + r.requests, 0);
+  const coldLoads = mine.reduce((sum, r) => sum + r.coldLoads, 0);
+  const ttft = summarize(mine.flatMap((r) => r.ttftMs));
+  const placements: Record<string, number> = {};
+  for (const r of mine)
+    for (const [reason, n] of Object.entries(r.placements)) placements[reason] = (placements[reason] ?? 0) + n;
+  return {
+    placement,
+    requests,
+    coldLoads,
+    coldLoadsPer1000: (coldLoads / requests) * 1000,
+    warmHitRate: 1 - coldLoads / requests,
+    ttftP50: ttft.p50,
+    ttftP99: ttft.p99,
+    tokensPerS: (mine.reduce((sum, r) => sum + r.tokens, 0) / mine.reduce((sum, r) => sum + r.wallMs, 0)) * 1000,
+    placements,
+    moves: mine.reduce((sum, r) => sum + r.moves, 0),
   };
 }
 
@@ -158,7 +203,7 @@ async function counters(ctx: BenchContext): Promise<Counters> {
   await new Promise((r) => setTimeout(r, HEARTBEAT_WAIT_MS));
   const text = await ctx.http.getText("/metrics");
   const placements: Record<string, number> = {};
-  for (const reason of ["warm", "assigned", "least-loaded", "shared"]) {
+  for (const reason of ["warm", "assigned", "least-loaded", "spilled", "shared"]) {
     placements[reason] = sumOf(metricSamples(text, "hearth_placements_total", { reason }));
   }
   return {

@@ -103,6 +103,12 @@ export const variables = {
     description:
       "Redis URL. Unset: redis://127.0.0.1:6379, and `npm start` starts a local redis-server if none answers there.",
   },
+  HEARTH_REDIS_CLUSTER: {
+    schema: bool,
+    default: "false",
+    description:
+      "REDIS_URL names one node of a Redis Cluster: Hearth connects as a cluster client and finds the other nodes from it. Hearth's and BullMQ's keys carry hash tags, so that what one command uses lives in one slot (docs/operations.md).",
+  },
   HEARTH_REDIS_PREFIX: {
     schema: z.string().regex(/^[A-Za-z0-9:_-]+$/),
     default: "hearth",

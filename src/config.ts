@@ -28,6 +28,8 @@ export interface Config {
   readonly redisCommandTimeoutMs: number;
   /** True when REDIS_URL was not given, so a supervisor may start a local Redis. */
   readonly redisUrlDefaulted: boolean;
+  /** REDIS_URL is a node of a Redis Cluster (HEARTH_REDIS_CLUSTER). */
+  readonly redisCluster: boolean;
   readonly redisPrefix: string;
   readonly dataDir: string;
   readonly modelDir: string;
@@ -131,6 +133,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: r.REDIS_URL ?? "redis://127.0.0.1:6379",
     redisCommandTimeoutMs: r.HEARTH_REDIS_COMMAND_TIMEOUT_MS,
     redisUrlDefaulted: r.REDIS_URL === undefined,
+    redisCluster: r.HEARTH_REDIS_CLUSTER,
     redisPrefix: r.HEARTH_REDIS_PREFIX,
     dataDir,
     modelDir: path.resolve(r.HEARTH_MODEL_DIR ?? path.join(dataDir, "models")),

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import type { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import type { SessionStore } from "../auth/sessions.js";
 import type { Config } from "../config.js";
@@ -27,7 +27,7 @@ export interface AppDeps {
   apiKeys: ApiKeyAuthenticator;
   /** The web pages' sessions (auth/sessions.ts). */
   sessions: SessionStore;
-  redis: Redis;
+  redis: RedisClient;
   inference: InferenceClient;
   /** This process's metrics (GET /metrics). */
   metrics: ApiMetrics;

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import type { AuthenticatedKey } from "./api-keys.js";
 
 /**
@@ -17,7 +17,7 @@ export interface Session extends AuthenticatedKey {
 
 export class SessionStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly ttlMs: number,
   ) {}

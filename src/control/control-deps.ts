@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import type { Db } from "../db/client.js";
 import { getDeployment } from "../db/queries/deployments.js";
 import { getModel } from "../db/queries/models.js";
@@ -15,7 +15,7 @@ export interface ControlDeps {
   db: Db;
   storage: BlobStore;
   /** A connection to publish adapter events on. */
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   /** Told once a deploy or undeploy is done, so that no API process serves a stale resolution. */
   modelChanges: ModelChangeNotifier;

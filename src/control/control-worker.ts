@@ -1,5 +1,5 @@
 import { UnrecoverableError, type Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import type { Config } from "../config.js";
 import { withTimeout } from "../process/with-timeout.js";
 import type { Logger } from "../logger.js";
@@ -20,7 +20,7 @@ import { undeployModel } from "./undeploy-model.js";
 export class ControlWorker {
   private constructor(
     private readonly consumer: Worker,
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly log: Logger,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import { callRedis } from "../queues/redis-call.js";
 
 /**
@@ -21,7 +21,7 @@ export const IN_FLIGHT_STALE_MS = 30 * 60_000;
 
 export class InFlightRequests {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     /** How long an entry counts at most (the longest a request can live). */
     private readonly staleMs: number,

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { callRedis } from "../queues/redis-call.js";
 
@@ -27,7 +27,7 @@ export class RateWindows {
   private readonly limiters = new Map<string, RateLimiterRedis>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     /** Redis down or not answering within this: a 503 (redis-call.ts), never a 500. */
     private readonly timeoutMs: number,

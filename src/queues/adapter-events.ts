@@ -1,5 +1,5 @@
-import type { Redis } from "ioredis";
-import { waitForRedis } from "./connection.js";
+import type { RedisClient } from "./connection.js";
+import { publishInOrder, waitForRedis } from "./connection.js";
 
 /**
  * Deploy and undeploy news, from the control loop to every worker. A worker that
@@ -15,13 +15,14 @@ export type AdapterEvent =
 
 export const adapterChannel = (prefix: string) => `${prefix}:adapters`;
 
-export async function publishAdapterEvent(redis: Redis, prefix: string, event: AdapterEvent): Promise<void> {
-  await redis.publish(adapterChannel(prefix), JSON.stringify(event));
+export async function publishAdapterEvent(redis: RedisClient, prefix: string, event: AdapterEvent): Promise<void> {
+  // In order: an undeploy published right after a deploy must not overtake it.
+  await publishInOrder(redis, adapterChannel(prefix), adapterChannel(prefix), JSON.stringify(event));
 }
 
 /** Calls `onEvent` for every adapter event published; resolves once subscribed. */
 export async function subscribeAdapterEvents(
-  subscriber: Redis,
+  subscriber: RedisClient,
   prefix: string,
   onEvent: (event: AdapterEvent) => void,
 ): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import { jobs } from "./jobs.js";
 import type { ProducerQueues } from "./producer-queues.js";
 import { liveWorkers, type WorkerInfo } from "./worker-registry.js";
@@ -67,7 +67,8 @@ const LOAD_BALANCE = 0.5;
 /** Records older than this are deleted when the next choice is written. */
 const FORGET_AFTER_MS = 10 * 60_000;
 
-export const placementKey = (prefix: string, baseModelId: string) => `${prefix}:placement:${baseModelId}`;
+/** Tagged like the model's queues (jobs.ts), so that one pipeline reads it and their lengths on a Redis Cluster. */
+export const placementKey = (prefix: string, baseModelId: string) => `${prefix}:placement:{${baseModelId}}`;
 
 export class AdapterPlacement {
   private view: { at: number; workers: Promise<WorkerInfo[]> } | undefined;
@@ -76,7 +77,7 @@ export class AdapterPlacement {
   private readonly now: () => number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly queues: ProducerQueues,
     private readonly options: PlacementOptions,
   ) {

@@ -1,5 +1,12 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { Config } from "../config.js";
+
+/**
+ * A connection to Hearth's Redis: one server (or a primary), or a Redis Cluster
+ * (HEARTH_REDIS_CLUSTER). Every key Hearth and BullMQ use together in one command, script or
+ * transaction shares a hash tag, so that it lives in one slot (docs/operations.md, "Redis keys").
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * Redis connections, by role. Producers (the API) fail fast so a request gets a
@@ -35,17 +42,75 @@ export function redisOptions(role: ConnectionRole, commandTimeoutMs?: number): R
 }
 
 export function createRedis(
-  config: Pick<Config, "redisUrl"> & Partial<Pick<Config, "redisCommandTimeoutMs">>,
+  config: Pick<Config, "redisUrl"> & Partial<Pick<Config, "redisCommandTimeoutMs" | "redisCluster">>,
   role: ConnectionRole,
-): Redis {
-  const redis = new Redis(config.redisUrl, redisOptions(role, config.redisCommandTimeoutMs));
+): RedisClient {
+  const options = redisOptions(role, config.redisCommandTimeoutMs);
+  const redis: RedisClient = config.redisCluster
+    ? new Cluster([config.redisUrl], {
+        // REDIS_URL names one node; the client learns the others (and who holds which slot) from it.
+        redisOptions: options,
+        clusterRetryStrategy: options.retryStrategy,
+        enableOfflineQueue: options.enableOfflineQueue,
+        ...(role === "producer" ? { maxRedirections: 4 } : {}),
+      })
+    : new Redis(config.redisUrl, options);
   // Errors surface through the commands that fail; an unhandled 'error' event would crash the process.
   redis.on("error", () => {});
   return redis;
 }
 
+export const isCluster = (redis: RedisClient): redis is Cluster => (redis as Cluster).isCluster === true;
+
+/** Every key matching `pattern`: on a cluster, from each primary (SCAN is per node). */
+export async function scanKeys(redis: RedisClient, pattern: string): Promise<string[]> {
+  const nodes: Redis[] = isCluster(redis) ? redis.nodes("master") : [redis];
+  const found: string[] = [];
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  }
+  return found;
+}
+
+/**
+ * The subscribers of a (classic) pub/sub channel. PUBSUB NUMSUB counts a node's own
+ * subscribers, and on a cluster a subscriber may be connected to any node, so there it is the
+ * sum over every node.
+ */
+export async function subscribersOf(redis: RedisClient, channel: string): Promise<number> {
+  const nodes: Redis[] = isCluster(redis) ? redis.nodes("all") : [redis];
+  const counts = await Promise.all(
+    nodes.map(async (node) => Number(((await node.pubsub("NUMSUB", channel)) as [string, number])[1])),
+  );
+  return counts.reduce((sum, n) => sum + n, 0);
+}
+
+const PUBLISH = "return redis.call('PUBLISH', ARGV[1], ARGV[2])";
+
+/**
+ * Publishes so that messages published under the same `routeKey` arrive in order. One server
+ * keeps its order; a cluster client sends a command with no key to any node, and messages
+ * published on two nodes may reach a subscriber in either order (seen: a request's tokens out of
+ * order). So on a cluster the PUBLISH runs in a script declared on `routeKey`, on the node that
+ * holds its slot. Resolves to the subscribers reached on that node.
+ */
+export async function publishInOrder(
+  redis: RedisClient,
+  routeKey: string,
+  channel: string,
+  message: string,
+): Promise<number> {
+  if (!isCluster(redis)) return redis.publish(channel, message);
+  return (await redis.eval(PUBLISH, 1, routeKey, channel, message)) as number;
+}
+
 /** Resolves once the connection is ready, or rejects after `timeoutMs`. */
-export async function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
+export async function waitForRedis(redis: RedisClient, timeoutMs: number): Promise<void> {
   if (redis.status === "ready") return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

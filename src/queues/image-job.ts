@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 
 /**
  * An image generation job, and the images that travel beside it. Images are megabytes:
@@ -15,11 +15,11 @@ export const IMAGE_BLOB_TTL_SECONDS = 300;
 
 export const imageBlobs = {
   key: (prefix: string, requestId: string, name: string) => `${prefix}:image-blob:${requestId}:${name}`,
-  async put(redis: Redis, key: string, data: Buffer): Promise<void> {
+  async put(redis: RedisClient, key: string, data: Buffer): Promise<void> {
     await redis.set(key, data, "EX", IMAGE_BLOB_TTL_SECONDS);
   },
   /** The image, once: reading removes it. Null when it expired or was taken. */
-  take(redis: Redis, key: string): Promise<Buffer | null> {
+  take(redis: RedisClient, key: string): Promise<Buffer | null> {
     return redis.getdelBuffer(key);
   },
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { callRedis } from "./redis-call.js";
@@ -142,7 +142,7 @@ interface Following {
  */
 export class InferenceClient {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly queues: ProducerQueues,
     private readonly hub: ReplyHub,
     private readonly options: InferenceClientOptions,
@@ -544,7 +544,7 @@ const MAX_PRIORITY = 2_097_152;
  * The jobs waiting for a worker (the wait and paused lists, and the prioritized set), as plain
  * commands: ioredis writes them to the connection before this returns, ahead of anything sent after.
  */
-async function waitingCount(redis: Redis, queue: Queue): Promise<number> {
+async function waitingCount(redis: RedisClient, queue: Queue): Promise<number> {
   const [wait, paused, prioritized] = await Promise.all([
     redis.llen(queue.keys.wait!),
     redis.llen(queue.keys.paused!),

@@ -1,11 +1,11 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import type { Logger } from "../logger.js";
 import { checkHandlers, type JobHandler, type JobHandlers } from "./job-handlers.js";
 import { jobs, type JobConsumer, type JobsOf } from "./jobs.js";
 
 export interface ConsumeOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   concurrency: number;
   log: Logger;

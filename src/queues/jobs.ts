@@ -127,7 +127,7 @@ export const lifecyclePayloadSchema = z.object({
 export type LifecyclePayload = z.infer<typeof lifecyclePayloadSchema>;
 
 /** Both lifecycle kinds share one queue, so a model's deploy and undeploy run in the order asked. */
-const LIFECYCLE_QUEUE = "model-lifecycle";
+const LIFECYCLE_QUEUE = "{model-lifecycle}";
 const lifecycleOptions = {
   attempts: 5,
   backoff: { type: "exponential", delay: 500 },
@@ -141,8 +141,9 @@ export const jobs = {
     runsOnce: true,
     // BullMQ forbids ':' in queue names; base model IDs are [a-z0-9-]. With a worker's ID it is
     // that worker's own queue of the model, where placement sends the adapters it has loaded.
+    // The braces are a Redis Cluster hash tag: a model's queues (and its placement record) share a slot.
     queueName: (baseModelId: string, workerId?: string) =>
-      workerId === undefined ? `inference-${baseModelId}` : `inference-${baseModelId}@${workerId}`,
+      workerId === undefined ? `inference-{${baseModelId}}` : `inference-{${baseModelId}}@${workerId}`,
     payload: inferencePayloadSchema,
     // A retry would send tokens twice: inference runs once.
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },
@@ -151,7 +152,7 @@ export const jobs = {
   image: {
     consumer: "images",
     runsOnce: true,
-    queueName: (imageModelId: string) => `images-${imageModelId}`,
+    queueName: (imageModelId: string) => `images-{${imageModelId}}`,
     payload: imagePayloadSchema,
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },
   },

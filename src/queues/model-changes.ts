@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import type { Logger } from "../logger.js";
 import { waitForRedis } from "./connection.js";
 
@@ -20,7 +20,7 @@ export const modelChangesChannel = (prefix: string) => `${prefix}:model-changes`
  */
 export class ModelChanges implements ModelChangeNotifier {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly apply: (model: string) => void,
     private readonly log: Logger,
@@ -34,7 +34,7 @@ export class ModelChanges implements ModelChangeNotifier {
   }
 
   /** Applies the changes other processes publish (and this one's, again); resolves once subscribed. */
-  async listen(subscriber: Redis): Promise<void> {
+  async listen(subscriber: RedisClient): Promise<void> {
     const channel = modelChangesChannel(this.prefix);
     subscriber.on("message", (ch: string, message: string) => {
       if (ch !== channel) return;

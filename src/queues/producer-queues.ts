@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import { AppError } from "../errors.js";
 import { withTimeout } from "../process/with-timeout.js";
 
@@ -26,7 +26,7 @@ export class ProducerQueues {
   private readonly queues = new Map<string, { queue: Queue; settled: Promise<boolean> }>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

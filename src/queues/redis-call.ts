@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import { AppError } from "../errors.js";
 import { withTimeout } from "../process/with-timeout.js";
 import { queueUnavailable } from "./producer-queues.js";
@@ -7,7 +7,7 @@ import { queueUnavailable } from "./producer-queues.js";
  * Runs a producer's Redis command: a connection that is down, or does not answer within
  * `timeoutMs`, becomes a 503 (the request may be retried), never a hang or a 500.
  */
-export async function callRedis<T>(redis: Redis, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+export async function callRedis<T>(redis: RedisClient, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
   if (redis.status !== "ready") throw queueUnavailable();
   try {
     return await withTimeout(fn(), timeoutMs);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import { waitForRedis } from "./connection.js";
 import { channels, decodeMessage, type SequencedEvent } from "./stream.js";
 
@@ -14,7 +14,7 @@ export class ReplyHub {
   private readonly open = new Map<string, EventInbox>();
 
   private constructor(
-    readonly subscriber: Redis,
+    readonly subscriber: RedisClient,
     prefix: string,
   ) {
     this.channel = channels.reply(prefix, this.instanceId);
@@ -32,7 +32,7 @@ export class ReplyHub {
     });
   }
 
-  static async start(subscriber: Redis, prefix: string): Promise<ReplyHub> {
+  static async start(subscriber: RedisClient, prefix: string): Promise<ReplyHub> {
     const hub = new ReplyHub(subscriber, prefix);
     // Subscribing before the connection is ready races ioredis's ready check
     // (INFO is refused in subscriber mode) and loses the subscription.

@@ -1,6 +1,6 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 import type { ErrorCode } from "../errors.js";
-import { waitForRedis } from "./connection.js";
+import { publishInOrder, subscribersOf, waitForRedis } from "./connection.js";
 
 /**
  * The stream contract between workers and the API.
@@ -65,7 +65,8 @@ export type SequencedEvent = StreamEvent & { seq?: number };
 export const LEASE_TTL_MS = 1_200;
 export const LEASE_REFRESH_MS = 200;
 export const LEASE_CHECK_MS = 250;
-export const leaseKey = (prefix: string, requestId: string) => `${prefix}:lease:${requestId}`;
+/** A request's keys share its ID as their hash tag (one slot on a Redis Cluster: the scripts below use two at once). */
+export const leaseKey = (prefix: string, requestId: string) => `${prefix}:lease:{${requestId}}`;
 
 /**
  * Orphaned work stops: each time it renews a lease, the worker counts who listens on the
@@ -76,9 +77,9 @@ export const leaseKey = (prefix: string, requestId: string) => `${prefix}:lease:
 export { ORPHAN_GRACE_MS } from "../domain/streams.js";
 
 /** A request's event log (a Redis Stream): its meta at ID `0-1`, then event `seq` at `1-<seq>`. */
-export const eventLogKey = (prefix: string, requestId: string) => `${prefix}:events:${requestId}`;
+export const eventLogKey = (prefix: string, requestId: string) => `${prefix}:events:{${requestId}}`;
 /** The channel a request's events go to when it is not the job's `replyTo` (it was resumed elsewhere). */
-export const routeKey = (prefix: string, requestId: string) => `${prefix}:route:${requestId}`;
+export const routeKey = (prefix: string, requestId: string) => `${prefix}:route:{${requestId}}`;
 export const LOG_META_ID = "0-1";
 export const logEntryId = (seq: number) => `1-${seq}`;
 
@@ -142,39 +143,48 @@ return redis.call('PUBLISH', channel, ARGV[3])`;
  * number of API processes that received it. Plain EVAL, not EVALSHA: a script that must be
  * loaded first could put a later event in the log before an earlier one. A request with no
  * log cannot be resumed, so its route is its `replyTo`: a plain PUBLISH, which costs Redis less
- * (measured: 16 clients of 1-token requests lost about a sixth of their throughput to the script).
+ * (measured: 16 clients of 1-token requests lost about a sixth of their throughput to the script);
+ * on a cluster, one sent to the node of the request's keys, so that its events stay in order.
  */
-export async function sendEvent(redis: Redis, to: ReplyAddress, seq: number, event: StreamEvent): Promise<number> {
+export async function sendEvent(
+  redis: RedisClient,
+  to: ReplyAddress,
+  seq: number,
+  event: StreamEvent,
+): Promise<number> {
   const { prefix, requestId } = to;
   const message = encodeEvent(requestId, seq, event);
-  if (to.logTtlMs === 0) return redis.publish(to.replyTo, message);
   const keys = [eventLogKey(prefix, requestId), routeKey(prefix, requestId)];
+  if (to.logTtlMs === 0) return publishInOrder(redis, keys[1]!, to.replyTo, message);
   return (await redis.eval(SEND_EVENT, 2, ...keys, to.replyTo, seq, message, to.logTtlMs)) as number;
 }
 
-// KEYS: lease, route. ARGV: the worker's ID, the lease's TTL, the job's replyTo.
+// KEYS: lease, route. ARGV: the worker's ID, the lease's TTL, the job's replyTo. Returns the route.
 const RENEW_LEASE = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local channel = redis.call('GET', KEYS[2]) or ARGV[3]
-return redis.call('PUBSUB', 'NUMSUB', channel)[2]`;
+return redis.call('GET', KEYS[2]) or ARGV[3]`;
 
 /** Takes a job's lease, before its first event. */
-export async function takeLease(redis: Redis, to: ReplyAddress, workerId: string): Promise<void> {
+export async function takeLease(redis: RedisClient, to: ReplyAddress, workerId: string): Promise<void> {
   await redis.set(leaseKey(to.prefix, to.requestId), workerId, "PX", LEASE_TTL_MS);
 }
 
-/** Renews a job's lease; resolves to the number of API processes listening on its route. */
-export async function renewLease(redis: Redis, to: ReplyAddress, workerId: string): Promise<number> {
+/**
+ * Renews a job's lease; resolves to the number of API processes listening on its route (counted
+ * apart from the script: on a cluster, the route's subscribers may be on any node).
+ */
+export async function renewLease(redis: RedisClient, to: ReplyAddress, workerId: string): Promise<number> {
   const keys = [leaseKey(to.prefix, to.requestId), routeKey(to.prefix, to.requestId)];
-  return (await redis.eval(RENEW_LEASE, 2, ...keys, workerId, LEASE_TTL_MS, to.replyTo)) as number;
+  const channel = (await redis.eval(RENEW_LEASE, 2, ...keys, workerId, LEASE_TTL_MS, to.replyTo)) as string;
+  return subscribersOf(redis, channel);
 }
 
-export async function publishCancel(redis: Redis, prefix: string, requestId: string) {
+export async function publishCancel(redis: RedisClient, prefix: string, requestId: string) {
   await redis.publish(channels.cancel(prefix), requestId);
 }
 
 /** Calls `onCancel(requestId)` for every cancel published; resolves once subscribed. */
-export async function subscribeCancels(subscriber: Redis, prefix: string, onCancel: (requestId: string) => void) {
+export async function subscribeCancels(subscriber: RedisClient, prefix: string, onCancel: (requestId: string) => void) {
   const channel = channels.cancel(prefix);
   subscriber.on("message", (ch: string, message: string) => {
     if (ch === channel) onCancel(message);

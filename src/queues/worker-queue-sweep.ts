@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import { scanKeys, type RedisClient } from "./connection.js";
 import { liveWorkers } from "./worker-registry.js";
 
 /**
@@ -11,15 +11,11 @@ import { liveWorkers } from "./worker-registry.js";
  * the requests of the active ones. What is left (an API process that died too) is orphaned, so
  * the queue is obliterated whole. Resolves to the queues removed. The reconciler runs it.
  */
-export async function sweepWorkerQueues(redis: Redis, prefix: string): Promise<string[]> {
+export async function sweepWorkerQueues(redis: RedisClient, prefix: string): Promise<string[]> {
   const live = new Set((await liveWorkers(redis, prefix)).map((w) => w.id));
-  const names = new Set<string>();
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:inference-*@*:meta`, "COUNT", 1000);
-    for (const key of keys) names.add(key.slice(prefix.length + 1, -":meta".length));
-    cursor = next;
-  } while (cursor !== "0");
+  const names = new Set(
+    (await scanKeys(redis, `${prefix}:inference-*@*:meta`)).map((key) => key.slice(prefix.length + 1, -":meta".length)),
+  );
   const gone: string[] = [];
   for (const name of names) {
     if (live.has(name.slice(name.indexOf("@") + 1))) continue;

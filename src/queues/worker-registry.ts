@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 
 /**
  * Live workers, for readiness checks and the dashboard: each worker refreshes its
@@ -35,10 +35,11 @@ export interface WorkerInfo {
   }[];
 }
 
-const key = (prefix: string) => `${prefix}:workers`;
-const infoKey = (prefix: string) => `${prefix}:workers:info`;
+// One hash tag: a heartbeat writes both in one transaction (one slot on a Redis Cluster).
+const key = (prefix: string) => `${prefix}:{workers}`;
+const infoKey = (prefix: string) => `${prefix}:{workers}:info`;
 
-export async function announceWorker(redis: Redis, prefix: string, info: WorkerInfo, ttlMs: number) {
+export async function announceWorker(redis: RedisClient, prefix: string, info: WorkerInfo, ttlMs: number) {
   await redis
     .multi()
     .zadd(key(prefix), Date.now() + ttlMs, info.id)
@@ -46,11 +47,11 @@ export async function announceWorker(redis: Redis, prefix: string, info: WorkerI
     .exec();
 }
 
-export async function retireWorker(redis: Redis, prefix: string, id: string) {
+export async function retireWorker(redis: RedisClient, prefix: string, id: string) {
   await redis.multi().zrem(key(prefix), id).hdel(infoKey(prefix), id).exec();
 }
 
-export async function liveWorkers(redis: Redis, prefix: string): Promise<WorkerInfo[]> {
+export async function liveWorkers(redis: RedisClient, prefix: string): Promise<WorkerInfo[]> {
   const now = Date.now();
   const ids = await redis.zrangebyscore(key(prefix), now, "+inf");
   // Forget entries of workers that died without retiring.

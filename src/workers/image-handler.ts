@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import { AppError } from "../errors.js";
 import type { ImageBackend } from "../images/image-backend.js";
 import { imageBlobs } from "../queues/image-job.js";
@@ -13,7 +13,7 @@ import type { StreamEvent } from "../queues/stream.js";
 export async function runImageJob(
   payload: ImagePayload,
   backend: ImageBackend,
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   signal: AbortSignal,
   emit: (event: StreamEvent) => void,
@@ -44,7 +44,7 @@ export async function runImageJob(
   return stored.length;
 }
 
-async function uploaded(redis: Redis, blob: string): Promise<Buffer> {
+async function uploaded(redis: RedisClient, blob: string): Promise<Buffer> {
   const image = await imageBlobs.take(redis, blob);
   if (!image) {
     throw new AppError(

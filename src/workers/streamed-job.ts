@@ -1,5 +1,5 @@
 import type { EventEmitter } from "node:events";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { ReplyPublisher } from "../queues/reply-publisher.js";
@@ -25,7 +25,7 @@ export interface JobFinished<T = unknown> {
 export interface StreamedJobDeps {
   /** This worker's ID, written in the leases it holds. */
   workerId: string;
-  publisher: Redis;
+  publisher: RedisClient;
   /** Hearth's Redis prefix, for the job's lease. */
   prefix: string;
   cancellations: Cancellations;

@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import os from "node:os";
 import { randomUUID } from "node:crypto";
 import type { Job, Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queues/connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base/base-model-catalog.js";
@@ -42,13 +42,13 @@ interface Served {
   model: ServedModel;
   /** Its base model's shared queue, and this worker's own queue of it (where placement sends the adapters it has). */
   consumers: Worker[];
-  connection: Redis;
+  connection: RedisClient;
 }
 
 interface ServedImages {
   backend: ImageBackend;
   consumer: Worker;
-  connection: Redis;
+  connection: RedisClient;
 }
 
 /**
@@ -79,8 +79,8 @@ export class HearthWorker {
     private readonly config: Config,
     /** The language-model engine; a worker with the image role only has none. */
     private readonly engine: Engine | undefined,
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly publisher: RedisClient,
+    private readonly subscriber: RedisClient,
     private readonly log: Logger,
   ) {
     this.store = openBlobStore(config);

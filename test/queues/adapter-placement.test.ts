@@ -3,7 +3,7 @@ import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AdapterPlacement, placementKey } from "../../src/queues/adapter-placement.js";
-import { createRedis, waitForRedis } from "../../src/queues/connection.js";
+import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
 import { InferenceClient, type InferenceObserver, type InferenceRequest } from "../../src/queues/inference-client.js";
 import { jobs, type InferencePayload } from "../../src/queues/jobs.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
@@ -46,7 +46,7 @@ function worker(id: string, adapterKeys: string[] = [], requests = 0): WorkerInf
 describe("AdapterPlacement", () => {
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   let prefix: string;
-  let redis: Redis;
+  let redis: RedisClient;
   let queues: ProducerQueues;
   const extra: Queue[] = [];
   const announce = (...infos: WorkerInfo[]) =>
@@ -190,8 +190,8 @@ describe("sweepWorkerQueues", () => {
 describe("InferenceClient with placement", () => {
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const prefix = `hearth-test-${crypto.randomBytes(4).toString("hex")}`;
-  let producer: Redis;
-  let subscriber: Redis;
+  let producer: RedisClient;
+  let subscriber: RedisClient;
   let raw: Redis;
   let hub: ReplyHub;
   let queues: ProducerQueues;

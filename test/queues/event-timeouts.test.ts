@@ -1,7 +1,6 @@
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedis } from "../../src/queues/connection.js";
+import { createRedis, type RedisClient } from "../../src/queues/connection.js";
 import { jobs, type InferencePayload } from "../../src/queues/jobs.js";
 import { renewLease, sendEvent, subscribeCancels } from "../../src/queues/stream.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
@@ -16,8 +15,8 @@ const TIMEOUT_MS = 800;
  */
 describe("a worker that goes quiet", () => {
   let hearth: TestHearth;
-  let redis: Redis;
-  let subscriber: Redis;
+  let redis: RedisClient;
+  let subscriber: RedisClient;
   let stuck: Worker;
   const cancels: string[] = [];
   let release: () => void = () => {};

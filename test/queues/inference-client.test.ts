@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { createRedis, waitForRedis } from "../../src/queues/connection.js";
+import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
 import { InferenceClient, type InferenceRequest } from "../../src/queues/inference-client.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { jobs } from "../../src/queues/jobs.js";
@@ -23,8 +23,8 @@ const request: InferenceRequest = {
 describe("InferenceClient queue depth", () => {
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   const prefix = `hearth-test-${crypto.randomBytes(4).toString("hex")}`;
-  let producer: Redis;
-  let subscriber: Redis;
+  let producer: RedisClient;
+  let subscriber: RedisClient;
   let raw: Redis;
   let hub: ReplyHub;
   let queue: Queue;

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { Redis } from "ioredis";
 import { AppError } from "../../src/errors.js";
-import { createRedis, waitForRedis } from "../../src/queues/connection.js";
+import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { startPrivateRedis, type PrivateRedis } from "../helpers/redis.js";
 
@@ -12,7 +11,7 @@ describe("ProducerQueues", () => {
     for (const step of cleanup.splice(0).reverse()) await step();
   });
 
-  async function setUp(port?: number): Promise<{ server: PrivateRedis; redis: Redis; queues: ProducerQueues }> {
+  async function setUp(port?: number): Promise<{ server: PrivateRedis; redis: RedisClient; queues: ProducerQueues }> {
     const server = await startPrivateRedis(port);
     cleanup.push(() => server.kill());
     const redis = createRedis({ redisUrl: server.url }, "producer");

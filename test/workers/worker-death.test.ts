@@ -13,6 +13,8 @@ import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
 const QUEUE_TIMEOUT_MS = 3_000;
+/** The request ID in a lease key: its hash tag (stream.ts). */
+const requestIdOf = (leaseKey: string) => /\{([^}]+)\}$/.exec(leaseKey)![1]!;
 
 /**
  * A worker killed (SIGKILL) in the middle of a request, with a second worker alive: the
@@ -73,7 +75,7 @@ describe("a worker that dies mid-request", () => {
     const res = await post({ stream: true });
     const reader = res.body!.getReader();
     let text = new TextDecoder().decode((await reader.read()).value);
-    const requestId = (await redis.keys(`${hearth.config.redisPrefix}:lease:*`))[0]!.split(":").at(-1)!;
+    const requestId = requestIdOf((await redis.keys(`${hearth.config.redisPrefix}:lease:*`))[0]!);
     await killHolder(requestId);
     const killedAt = Date.now();
     for (let part = await reader.read(); !part.done; part = await reader.read())
@@ -115,7 +117,7 @@ describe("a worker that dies mid-request", () => {
     const requestId = await eventually(async () => {
       const [key] = await redis.keys(`${hearth.config.redisPrefix}:lease:*`);
       expect(key).toBeDefined();
-      return key!.split(":").at(-1)!;
+      return requestIdOf(key!);
     });
     await killHolder(requestId);
     const res = await pending;

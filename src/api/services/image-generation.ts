@@ -1,5 +1,5 @@
 import { randomInt, randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../queues/connection.js";
 import sharp, { type Metadata } from "sharp";
 import type { Config } from "../../config.js";
 import { AppError } from "../../errors.js";
@@ -41,7 +41,7 @@ export class ImageGeneration {
   constructor(
     private readonly models: ModelResolver,
     private readonly inference: InferenceClient,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly config: Config,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../queues/connection.js";
 import type { Db } from "../../db/client.js";
 import { listDeployments } from "../../db/queries/deployments.js";
 import { modelName } from "../../domain/model-name.js";
@@ -38,7 +38,7 @@ export interface Overview {
 
 export interface OverviewSources {
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   queues: ProducerQueues;
   prefix: string;
   stuckAfterMs: number;

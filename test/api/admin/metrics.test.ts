@@ -62,10 +62,10 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_time_to_first_token_seconds_count", { model: MODEL })).toBe(2);
     expect(sample(text, "hearth_generation_tokens_per_second_count", { model: MODEL })).toBe(2);
     expect(sample(text, "hearth_requests_total", { kind: "completion", outcome: "completed" })).toBe(2);
-    expect(sample(text, "hearth_queue_wait_seconds_count", { queue: "inference-hearth-tiny" })).toBe(2);
+    expect(sample(text, "hearth_queue_wait_seconds_count", { queue: "inference-{hearth-tiny}" })).toBe(2);
     expect(sample(text, "hearth_model_requests", { model: MODEL, state: "running" })).toBe(0);
-    expect(sample(text, "hearth_queue_jobs", { queue: "inference-hearth-tiny", state: "waiting" })).toBe(0);
-    expect(sample(text, "hearth_queue_jobs", { queue: "model-lifecycle", state: "failed" })).toBe(0);
+    expect(sample(text, "hearth_queue_jobs", { queue: "inference-{hearth-tiny}", state: "waiting" })).toBe(0);
+    expect(sample(text, "hearth_queue_jobs", { queue: "{model-lifecycle}", state: "failed" })).toBe(0);
     expect(sample(text, "hearth_worker_adapters_loaded", { worker: hearth.worker!.id, model: "hearth-tiny" })).toBe(0);
     // Each decode: its batch size, and for generation steps their time; the oversubscription gauge
     // (0 or 1: a machine busy with other tests may well slow a window of steps threefold).

@@ -182,13 +182,13 @@ describe("the web pages in Chromium", () => {
     await expect(workers.getByRole("heading").textContent()).resolves.toBe("Workers (1)");
     await expect(workers.locator("tbody").textContent()).resolves.toContain("text, image");
     await expect(page.locator("main").textContent()).resolves.toContain("DEPLOYED: 1");
-    for (const queue of ["inference-hearth-tiny", "images-hearth-sketch", "model-lifecycle"]) {
+    for (const queue of ["inference-{hearth-tiny}", "images-{hearth-sketch}", "{model-lifecycle}"]) {
       await page.locator("code", { hasText: queue }).first().waitFor();
     }
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin.png"), fullPage: true });
     const board = await page.goto(`${hearth.url}/admin/queues`);
     expect(board?.status()).toBe(200);
-    for (const queue of ["inference-hearth-tiny", "images-hearth-sketch", "model-lifecycle"]) {
+    for (const queue of ["inference-{hearth-tiny}", "images-{hearth-sketch}", "{model-lifecycle}"]) {
       await page.getByText(queue, { exact: true }).first().waitFor();
     }
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin-queues.png"), fullPage: true });

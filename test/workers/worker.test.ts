@@ -23,7 +23,8 @@ describe("the worker", () => {
     const workers = await liveWorkers(redis, hearth.config.redisPrefix);
     expect(workers).toHaveLength(1);
     expect(workers[0]).toMatchObject({ id: hearth.worker!.id, models: ["hearth-tiny"], pid: process.pid });
-    // Which adapters it has warm and the sequences it has free, for placement (none loaded here).
+    // Which adapters it has warm, the sequences it has free and the jobs it takes at once from its
+    // own queue, for placement (none loaded here).
     const { worker } = hearth.config;
     expect(workers[0]!.serving).toEqual([
       {
@@ -35,6 +36,7 @@ describe("the worker", () => {
           base: worker.contextsPerModel * worker.sequencesPerContext,
           adapters: worker.adapterContexts * worker.adapterSequences,
         },
+        slots: worker.concurrency,
       },
     ]);
   });

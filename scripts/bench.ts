@@ -105,6 +105,7 @@ const report = await runBench({
     adapterSequences,
     adapterContexts,
     concurrency,
+    expressSequences: config.worker.expressSequences,
     contextSize: 256,
     maxAdapters: Math.max(...sizes.memoryLevels, sizes.adapterSpread) + sizes.coldAdapters,
   },

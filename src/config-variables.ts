@@ -190,6 +190,18 @@ export const variables = {
     description:
       "llama.cpp contexts the LoRA adapters of a loaded model share, created on the first adapter's request. An adapter's requests go to a context already running that adapter, else to the least busy; each context switches its adapter between batches (a batch holds one adapter's requests), and they decode in parallel within the worker's threads. An adapter costs its weights only.",
   },
+  HEARTH_EXPRESS_SEQUENCES: {
+    schema: int(0, 16),
+    default: "1",
+    description:
+      "Sequences of each base model context kept for the express lane: while a model's queue has a backlog, the request of an account with nothing else in flight goes to the model's express queue, and a worker runs it at once on a kept sequence instead of waiting for one of the busy ones to end. Each costs one sequence of KV cache (HEARTH_CONTEXT_SIZE tokens). 0: no express lane.",
+  },
+  HEARTH_EXPRESS_WAIT_MS: {
+    schema: int(0, 60_000),
+    default: "250",
+    description:
+      "The longest a request waits in the express queue (every kept sequence busy); not started by then, it moves to its model's shared queue, ahead of the requests of accounts with more in flight.",
+  },
   HEARTH_CONTEXTS_PER_MODEL: {
     schema: int(1, 16),
     default: "1",

@@ -47,6 +47,8 @@ export interface Config {
     readonly adapterSequences: number;
     readonly adapterContexts: number;
     readonly contextsPerModel: number;
+    /** Sequences of each base context kept for express requests (HEARTH_EXPRESS_SEQUENCES). */
+    readonly expressSequences: number;
     readonly threads: number;
     readonly contextSize: number;
     readonly serveModels: readonly string[] | undefined;
@@ -75,6 +77,8 @@ export interface Config {
   readonly queueTimeoutMs: number;
   /** Adapter-aware placement (HEARTH_PLACEMENT) and the longest a placed request waits for its worker. */
   readonly placement: { readonly enabled: boolean; readonly waitMs: number };
+  /** Fair scheduling's express lane at the API: on when workers keep sequences for it (HEARTH_EXPRESS_SEQUENCES > 0). */
+  readonly express: { readonly enabled: boolean; readonly waitMs: number };
   readonly maxQueueDepth: number;
   readonly firstTokenTimeoutMs: number;
   readonly interTokenTimeoutMs: number;
@@ -151,6 +155,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       adapterSequences: r.HEARTH_ADAPTER_SEQUENCES,
       adapterContexts: r.HEARTH_ADAPTER_CONTEXTS,
       contextsPerModel: r.HEARTH_CONTEXTS_PER_MODEL,
+      expressSequences: r.HEARTH_EXPRESS_SEQUENCES,
       // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
       threads: r.HEARTH_WORKER_THREADS || Math.max(1, usableCores() - 1),
       contextSize: r.HEARTH_CONTEXT_SIZE,
@@ -175,6 +180,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
     placement: { enabled: r.HEARTH_PLACEMENT, waitMs: r.HEARTH_PLACEMENT_WAIT_MS },
+    express: { enabled: r.HEARTH_EXPRESS_SEQUENCES > 0, waitMs: r.HEARTH_EXPRESS_WAIT_MS },
     maxQueueDepth: r.HEARTH_MAX_QUEUE_DEPTH,
     firstTokenTimeoutMs: r.HEARTH_FIRST_TOKEN_TIMEOUT_MS,
     interTokenTimeoutMs: r.HEARTH_INTER_TOKEN_TIMEOUT_MS,

@@ -86,6 +86,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const inference = new InferenceClient(redis, queues, hub, {
     ...inferenceClientOptions(config),
     ...(placement ? { placement: { placer: placement, waitMs: config.placement.waitMs } } : {}),
+    ...(config.express.enabled ? { express: { waitMs: config.express.waitMs } } : {}),
     observer: inferenceMetrics(metrics),
   });
   const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });

@@ -15,6 +15,8 @@ export interface WorkerSettings {
   adapterSequences: number;
   adapterContexts: number;
   concurrency: number;
+  /** Sequences each base context keeps for the express lane (HEARTH_EXPRESS_SEQUENCES). */
+  expressSequences: number;
   contextSize: number;
   maxAdapters: number;
 }
@@ -207,6 +209,7 @@ export class HearthCluster {
       HEARTH_ADAPTER_SEQUENCES: String(settings.adapterSequences),
       HEARTH_ADAPTER_CONTEXTS: String(settings.adapterContexts),
       HEARTH_WORKER_CONCURRENCY: String(settings.concurrency),
+      HEARTH_EXPRESS_SEQUENCES: String(settings.expressSequences),
       HEARTH_CONTEXT_SIZE: String(settings.contextSize),
       HEARTH_CONTEXTS_PER_MODEL: "1",
       HEARTH_WORKER_MAX_ADAPTERS: String(settings.maxAdapters),

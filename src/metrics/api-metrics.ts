@@ -69,6 +69,12 @@ export class ApiMetrics {
     labelNames: ["model"],
     registers: [this.registry],
   });
+  readonly expressRequests = new Counter({
+    name: "hearth_express_requests_total",
+    help: "Base model requests of accounts with nothing else in flight sent to the express lane while the shared queue had a backlog (by base model; moved: not started within HEARTH_EXPRESS_WAIT_MS, moved to the shared queue).",
+    labelNames: ["model", "outcome"],
+    registers: [this.registry],
+  });
   readonly queueJobs = new Gauge({
     name: "hearth_queue_jobs",
     help: "Jobs in each queue by state (waiting, active, delayed, failed), read at each scrape.",

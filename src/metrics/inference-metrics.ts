@@ -8,6 +8,8 @@ export function inferenceMetrics(metrics: ApiMetrics): InferenceObserver {
     waiting: (model) => requests.labels(model, "waiting").inc(),
     placed: (baseModelId, reason) => metrics.placements.labels(baseModelId, reason).inc(),
     moved: (baseModelId) => metrics.placementMoves.labels(baseModelId).inc(),
+    expressed: (baseModelId) => metrics.expressRequests.labels(baseModelId, "sent").inc(),
+    expressMoved: (baseModelId) => metrics.expressRequests.labels(baseModelId, "moved").inc(),
     started(model, queue, waitedMs) {
       requests.labels(model, "waiting").dec();
       requests.labels(model, "running").inc();

@@ -27,6 +27,8 @@ export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | 
 export type ImageRequestPayload = Omit<ImagePayload, "replyTo" | "logTtlMs">;
 
 type StreamedJob = "inference" | "image";
+/** Where a job is queued: its model's shared queue, a worker's own (placement), or the express lane. */
+type Lane = "shared" | "placed" | "express";
 
 export interface InferenceClientOptions {
   prefix: string;
@@ -41,6 +43,13 @@ export interface InferenceClientOptions {
   redisTimeoutMs: number;
   /** Adapter-aware placement, and the longest a placed request waits for its worker before it moves to the shared queue. */
   placement?: { placer: AdapterPlacement; waitMs: number };
+  /**
+   * Fair scheduling's express lane (docs/security.md): a base model's request from an account
+   * with nothing else in flight (priority 1) goes to the model's express queue when the shared
+   * queue has a backlog; workers keep sequences for it. Not started within `waitMs`, it moves to
+   * the shared queue (where its priority still puts it first).
+   */
+  express?: { waitMs: number };
   observer?: InferenceObserver;
 }
 
@@ -80,6 +89,9 @@ export interface InferenceObserver {
   placed?(baseModelId: string, reason: PlacementReason): void;
   /** A placed request that its worker did not start in time, moved to the shared queue. */
   moved?(baseModelId: string): void;
+  /** A request sent to the express lane, and one of those moved to the shared queue (not started in time). */
+  expressed?(baseModelId: string): void;
+  expressMoved?(baseModelId: string): void;
   started(model: string, queue: string, waitedMs: number): void;
   firstToken(model: string, sinceQueuedMs: number): void;
   ended(
@@ -209,14 +221,16 @@ export class InferenceClient {
     const inbox = this.hub.inbox(requestId);
     let job: Job;
     let queue = shared;
+    let lane: Lane = "shared";
     try {
-      queue = await this.place(name, payload, shared);
+      [queue, lane] = await this.place(name, payload, shared, priority);
       if (resumable) {
         const meta: LogMeta = { accountId: resumable.accountId, queue: queue.name, view: resumable.view };
         await this.redisCall(() => this.startLog(requestId, meta));
       }
       const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
-      job = await this.enqueue(queue, shared, name, { ...payload, logTtlMs }, priority);
+      const express = lane === "express" ? { express: true as const } : {};
+      job = await this.enqueue(queue, shared, name, { ...payload, ...express, logTtlMs }, priority);
     } catch (error) {
       inbox.close();
       throw error;
@@ -224,7 +238,7 @@ export class InferenceClient {
     const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
     const observed = { model: payload.model.name, kind, queue: shared.name };
     const following: Following = { requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed };
-    const moving = queue === shared ? undefined : this.moveLater(following, job, shared);
+    const moving = lane === "shared" ? undefined : this.moveLater(following, job, shared, lane);
     try {
       yield* this.follow(following, signal);
     } finally {
@@ -232,25 +246,42 @@ export class InferenceClient {
     }
   }
 
-  /** The queue for a job: an adapter's inference request's placement, else its model's shared queue. */
-  private async place(name: StreamedJob, payload: InferencePayload | ImagePayload, shared: Queue): Promise<Queue> {
-    const placement = this.options.placement;
-    const adapterKey = payload.model.adapter?.key;
-    if (name !== "inference" || !placement || adapterKey === undefined) return shared;
+  /**
+   * The queue for a job: an adapter's inference request's placement; a base model's request of
+   * an account with nothing else in flight, the express queue while the shared one has a backlog;
+   * else the model's shared queue.
+   */
+  private async place(
+    name: StreamedJob,
+    payload: InferencePayload | ImagePayload,
+    shared: Queue,
+    priority: number | undefined,
+  ): Promise<[Queue, Lane]> {
+    if (name !== "inference") return [shared, "shared"];
     const { baseModelId } = payload.model;
-    // Placement that cannot read Redis leaves the request to the shared queue (whose add then tells).
-    const placed = await this.redisCall(() => placement.placer.place(baseModelId, adapterKey)).catch(() => undefined);
-    this.options.observer?.placed?.(baseModelId, placed?.reason ?? "shared");
-    return placed?.workerId === undefined ? shared : this.queues.get(placed.queueName);
+    const adapterKey = payload.model.adapter?.key;
+    const placement = this.options.placement;
+    if (adapterKey !== undefined) {
+      if (!placement) return [shared, "shared"];
+      // Placement that cannot read Redis leaves the request to the shared queue (whose add then tells).
+      const placed = await this.redisCall(() => placement.placer.place(baseModelId, adapterKey)).catch(() => undefined);
+      this.options.observer?.placed?.(baseModelId, placed?.reason ?? "shared");
+      return placed?.workerId === undefined ? [shared, "shared"] : [this.queues.get(placed.queueName), "placed"];
+    }
+    if (!this.options.express || priority !== 1) return [shared, "shared"];
+    const backlog = await this.redisCall(() => waitingCount(this.redis, shared));
+    if (backlog === 0) return [shared, "shared"];
+    this.options.observer?.expressed?.(baseModelId);
+    return [this.queues.get(jobs.inference.expressQueueName(baseModelId)), "express"];
   }
 
   /**
-   * Once the placement bound has passed, moves a placed job its worker has not started to the
+   * Once its lane's bound has passed, moves a placed or express job no worker has started to the
    * shared queue (same ID and priority), where any worker of the model takes it. A job that has
    * started (or ended) cannot be removed, and stays.
    */
-  private moveLater(f: Following, job: Job, shared: Queue): NodeJS.Timeout {
-    const waitMs = this.options.placement?.waitMs ?? 0;
+  private moveLater(f: Following, job: Job, shared: Queue, lane: "placed" | "express"): NodeJS.Timeout {
+    const waitMs = (lane === "placed" ? this.options.placement?.waitMs : this.options.express?.waitMs) ?? 0;
     return setTimeout(async () => {
       const removed = await f.queue.remove(f.requestId).then(
         (n) => n === 1,
@@ -260,7 +291,9 @@ export class InferenceClient {
       try {
         await this.redisCall(() => shared.add(job.name, job.data, { ...job.opts, jobId: f.requestId }));
         f.queue = shared;
-        this.options.observer?.moved?.((job.data as InferencePayload).model.baseModelId);
+        const { baseModelId } = (job.data as InferencePayload).model;
+        if (lane === "placed") this.options.observer?.moved?.(baseModelId);
+        else this.options.observer?.expressMoved?.(baseModelId);
       } catch {
         f.inbox.push({
           type: "error",

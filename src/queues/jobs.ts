@@ -76,6 +76,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
   z.object({
     ...requestBase,
     kind: z.literal("completion"),
+    /** Sent through the express lane: the worker lets it take a sequence kept for such requests. */
+    express: z.literal(true).optional(),
     /** One entry per prompt; each yields `n` choices. */
     prompts: z.array(z.string()).min(1),
     n: z.number().int().min(1).max(8),
@@ -84,6 +86,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
   z.object({
     ...requestBase,
     kind: z.literal("chat"),
+    /** Sent through the express lane: the worker lets it take a sequence kept for such requests. */
+    express: z.literal(true).optional(),
     messages: z.array(chatMessageSchema).min(1),
     n: z.number().int().min(1).max(8),
     sampling: samplingSchema,
@@ -115,6 +119,8 @@ interface JobDefinition<S extends z.ZodType> {
   runsOnce?: boolean;
   /** The BullMQ queue name for this job (some kinds have one queue per base model). */
   queueName: (...args: never[]) => string;
+  /** The express lane's queue, for kinds that have one (fair scheduling, docs/security.md). */
+  expressQueueName?: (...args: never[]) => string;
   payload: S;
   options: JobsOptions;
 }
@@ -144,6 +150,8 @@ export const jobs = {
     // The braces are a Redis Cluster hash tag: a model's queues (and its placement record) share a slot.
     queueName: (baseModelId: string, workerId?: string) =>
       workerId === undefined ? `inference-{${baseModelId}}` : `inference-{${baseModelId}}@${workerId}`,
+    /** The model's express lane: requests of accounts with nothing else in flight, while the shared queue has a backlog. */
+    expressQueueName: (baseModelId: string) => `inference-{${baseModelId}}!express`,
     payload: inferencePayloadSchema,
     // A retry would send tokens twice: inference runs once.
     options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000, age: 3600 } },

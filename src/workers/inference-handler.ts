@@ -1,6 +1,6 @@
-import { checkEmbeddingTarget, type InferencePayload, type Sampling } from "../queues/jobs.js";
+import { checkEmbeddingTarget, type InferencePayload } from "../queues/jobs.js";
 import { embeddingEvents, type FinishReason, type StreamEvent } from "../queues/stream.js";
-import type { EngineContext, EngineModel, GenerateResult } from "./engine/engine.js";
+import type { EngineContext, EngineModel, GenerateRequest, GenerateResult } from "./engine/engine.js";
 
 /** What the inference handler needs from the worker around it. */
 export interface InferenceTarget {
@@ -51,8 +51,12 @@ export async function runInference(
     for (let c = 0; c < payload.n; c++) {
       const index = g * payload.n + c;
       runs.push(
-        generateChoice(target.context, group.tokens, group.stop, payload.sampling, c, local.signal, (text) =>
-          emit({ type: "token", index, text }),
+        generateChoice(
+          target.context,
+          { promptTokens: group.tokens, extraStop: group.stop, sampling: payload.sampling, express: payload.express },
+          c,
+          local.signal,
+          (text) => emit({ type: "token", index, text }),
         ).catch((error: unknown) => {
           stopAll();
           throw error;
@@ -73,16 +77,15 @@ export async function runInference(
 
 function generateChoice(
   context: EngineContext,
-  promptTokens: number[],
-  extraStop: string[],
-  sampling: Sampling,
+  request: GenerateRequest,
   choice: number,
   signal: AbortSignal,
   onText: (text: string) => void,
 ): Promise<GenerateResult> {
   // Choices of one request differ by seed; with a seed given they stay reproducible.
+  const { sampling } = request;
   const seeded = sampling.seed === undefined ? sampling : { ...sampling, seed: (sampling.seed + choice) % 2 ** 32 };
-  return context.generate({ promptTokens, sampling: seeded, extraStop }, signal, onText);
+  return context.generate({ ...request, sampling: seeded }, signal, onText);
 }
 
 /** Like Promise.all, but waits for every run to end before rethrowing the first failure. */

@@ -23,6 +23,8 @@ export interface ModelInstanceOptions {
   /** Base contexts (requests go to the least busy one). */
   contexts: number;
   sequences: number;
+  /** Sequences of each base context kept for express requests (ContextOptions.reserved). */
+  expressSequences: number;
   /** Contexts all the adapters share (each batch one adapter's sequences), created on first use. */
   adapterContexts: number;
   /** Sequences of each adapter context. */
@@ -59,11 +61,12 @@ export class ModelInstance {
   }
 
   static async create(options: ModelInstanceOptions, generation: number): Promise<ModelInstance> {
-    const { engine, base, contexts: count, sequences, contextSize, threads, onDecode } = options;
+    const { engine, base, contexts: count, sequences, expressSequences, contextSize, threads, onDecode } = options;
     const model = await engine.loadModel({ id: base.id, path: base.path, threads });
     let context: EngineContext;
     try {
-      context = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
+      const contextOptions = { sequences, reserved: expressSequences, contextSize, threads, onDecode };
+      context = await createContexts(model, count, contextOptions);
     } catch (error) {
       // The failure itself is what the caller sees.
       await model.dispose().catch(() => {});

@@ -158,6 +158,7 @@ export class HearthWorker {
     const {
       contextsPerModel,
       sequencesPerContext,
+      expressSequences,
       adapterSequences,
       adapterContexts,
       contextSize,
@@ -171,6 +172,7 @@ export class HearthWorker {
         base,
         contexts: contextsPerModel,
         sequences: sequencesPerContext,
+        expressSequences,
         adapterSequences,
         adapterContexts,
         contextSize,
@@ -187,11 +189,18 @@ export class HearthWorker {
         },
       });
       const connection = this.publisher.duplicate();
-      const consumers = [undefined, this.id].map((own) =>
-        consumeJobs("inference", jobs.inference.queueName(base.id, own), this.handlers, {
+      // The shared queue, this worker's own, and the express lane (as many at once as the contexts keep sequences for).
+      const lanes: [string, number][] = [
+        [jobs.inference.queueName(base.id), this.config.worker.concurrency],
+        [jobs.inference.queueName(base.id, this.id), this.config.worker.concurrency],
+      ];
+      if (expressSequences > 0)
+        lanes.push([jobs.inference.expressQueueName(base.id), expressSequences * contextsPerModel]);
+      const consumers = lanes.map(([queueName, concurrency]) =>
+        consumeJobs("inference", queueName, this.handlers, {
           connection,
           prefix: this.config.redisPrefix,
-          concurrency: this.config.worker.concurrency,
+          concurrency,
           log: this.log,
           onMalformed: (job) => this.endMalformed(job),
         }),

@@ -20,7 +20,12 @@ describe("fair scheduling between accounts", () => {
   beforeAll(async () => {
     hearth = await startTestHearth({
       worker: false,
-      env: { HEARTH_WORKER_CONCURRENCY: "1", HEARTH_SEQUENCES_PER_CONTEXT: "1", HEARTH_QUEUE_TIMEOUT_MS: "60000" },
+      env: {
+        HEARTH_WORKER_CONCURRENCY: "1",
+        HEARTH_SEQUENCES_PER_CONTEXT: "1",
+        HEARTH_EXPRESS_SEQUENCES: "0",
+        HEARTH_QUEUE_TIMEOUT_MS: "60000",
+      },
     });
     redis = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
     queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
@@ -55,5 +60,69 @@ describe("fair scheduling between accounts", () => {
     expect(replies.map((r) => r.status)).toEqual(Array(7).fill(200));
     // One job at a time, in priority order: the flood's first, the calm account's, then the rest.
     expect(finished.indexOf("calm")).toBeLessThanOrEqual(1);
+  });
+});
+
+/**
+ * The express lane (docs/security.md): while a model's shared queue has a backlog, an account's
+ * lone request goes to the model's express queue, and the worker runs it at once on a sequence
+ * it keeps for that, instead of waiting for one of the busy sequences to end.
+ */
+describe("the express lane", () => {
+  let hearth: TestHearth;
+  let redis: Redis;
+  let queue: Queue;
+  beforeAll(async () => {
+    hearth = await startTestHearth({
+      env: {
+        HEARTH_WORKER_CONCURRENCY: "1",
+        HEARTH_SEQUENCES_PER_CONTEXT: "1",
+        HEARTH_EXPRESS_SEQUENCES: "1",
+        // Room for long generations: the flood's hold the worker's sequence for a while.
+        HEARTH_CONTEXT_SIZE: "2048",
+      },
+    });
+    redis = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
+    queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
+      connection: redis,
+      prefix: hearth.config.redisPrefix,
+    });
+  });
+  afterAll(async () => {
+    await queue?.close();
+    redis?.disconnect();
+    await hearth?.close();
+  });
+
+  const metric = async (name: string) => {
+    const res = await fetch(`${hearth.url}/metrics`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
+    const line = (await res.text()).split("\n").find((l) => l.startsWith(`${name} `));
+    return Number(line?.split(" ").at(-1) ?? 0);
+  };
+
+  it("runs an account's lone request at once beside a flood that holds the worker's every other sequence", async () => {
+    const flood = await createTestAccount(hearth, "flood");
+    const calm = await createTestAccount(hearth, "calm");
+    const finished: string[] = [];
+    const long = { model: HEARTH_TINY_REF, prompt: "Hi", max_tokens: 2000, temperature: 0 };
+    // The worker's one sequence runs the flood's first request; its second waits in the shared queue.
+    const floodRuns = [0, 1].map((i) =>
+      flood.call("POST", "/v1/completions", long).finally(() => finished.push(`flood ${i}`)),
+    );
+    await eventually(async () => {
+      expect(await queue.getJobCountByTypes("active")).toBe(1);
+      expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(1);
+    });
+    const reply = await calm.call("POST", "/v1/completions", {
+      model: HEARTH_TINY_REF,
+      prompt: "Hi",
+      max_tokens: 8,
+      temperature: 0,
+    });
+    finished.push("calm");
+    expect(reply.status).toBe(200);
+    expect(finished).toEqual(["calm"]);
+    expect(await metric('hearth_express_requests_total{model="hearth-tiny",outcome="sent"}')).toBe(1);
+    expect((await Promise.all(floodRuns)).map((r) => r.status)).toEqual([200, 200]);
   });
 });

@@ -90,6 +90,7 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
     adapterSequences: 1,
     adapterContexts: 2,
     concurrency: 2,
+    expressSequences: 1,
     contextSize: 256,
     maxAdapters: 4,
   },

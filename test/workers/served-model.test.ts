@@ -14,6 +14,7 @@ describe("ServedModel", () => {
       base: { id: "m", path: "m.gguf" },
       contexts: 1,
       sequences: 3,
+      expressSequences: 0,
       adapterSequences: 2,
       adapterContexts: 2,
       contextSize: 64,

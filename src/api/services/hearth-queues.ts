@@ -8,13 +8,15 @@ import type { WorkerInfo } from "../../queues/worker-registry.js";
 
 /**
  * Every queue of this Hearth, for the operators' console and the metrics: the inference queue
- * of each base model, each live worker's own queue of each model it serves (placement), the
+ * and the express lane of each base model, each live worker's own queue of each model it serves (placement), the
  * image queue of each image model, and the deploy/undeploy (control) queue.
  */
 export async function hearthQueues(db: Db, queues: ProducerQueues, workers: WorkerInfo[]): Promise<Queue[]> {
   const models = await listModels(db, BUILTIN_ACCOUNT_ID);
   const names = [
-    ...models.filter((m) => m.kind === "base").map((m) => jobs.inference.queueName(m.modelId)),
+    ...models
+      .filter((m) => m.kind === "base")
+      .flatMap((m) => [jobs.inference.queueName(m.modelId), jobs.inference.expressQueueName(m.modelId)]),
     ...workers.flatMap((w) => w.models.map((model) => jobs.inference.queueName(model, w.id))),
     ...models.filter((m) => m.kind === "image").map((m) => jobs.image.queueName(m.modelId)),
     jobs.deploy.queueName(),

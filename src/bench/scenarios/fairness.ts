@@ -7,8 +7,9 @@ import { round, summarize } from "../stats.js";
  * `fairnessFlood` completions at once on hearth-tiny while account B sends one streamed request
  * a second. B's time to first token under A's flood is compared with B's alone, and A's
  * throughput with B beside it with A's alone. Each request queues with its account's number of
- * requests in flight as its priority, so B's next request waits for a free worker slot, not for
- * A's backlog.
+ * requests in flight as its priority, so B's request never waits behind A's backlog; and since
+ * B has nothing else in flight while A's backlog waits, it goes to the express lane, where the
+ * worker runs it at once on a sequence kept for such requests (HEARTH_EXPRESS_SEQUENCES).
  */
 export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress, cluster } = ctx;
@@ -82,9 +83,9 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
         target("A's throughput with B beside, of alone", round(throughputRatio), ">=", 0.9, "×"),
       ],
       notes: [
-        `${loaded.n} requests of B during the flood. B's request waits for a free slot of the worker ` +
-          `(${ctx.workerSettings.concurrency} jobs at once), never behind A's queued requests: the priority of a ` +
-          "request is its account's count of requests in flight.",
+        `${loaded.n} requests of B during the flood. The worker takes ${ctx.workerSettings.concurrency} of A's jobs at ` +
+          `once; B's request, its account's only one in flight while A's backlog waits, goes to the express lane and runs ` +
+          `at once on one of the ${ctx.workerSettings.expressSequences} sequence(s) the worker keeps for such requests.`,
       ],
       details: { alone, beside, asA, aAlone, aBeside },
     };

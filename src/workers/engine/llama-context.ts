@@ -8,7 +8,9 @@ import { TokenTextDecoder } from "./token-text.js";
 
 /**
  * One llama.cpp context: a fixed number of sequences evaluated together in batches.
- * Each request takes a fresh sequence, or waits for one in arrival order.
+ * Each request takes a fresh sequence, or waits for one in arrival order; express requests
+ * wait ahead of the others, and `reserved` sequences beyond `sequences` are theirs alone:
+ * other requests never hold more than `sequences` at once (the express lane, docs/security.md).
  *
  * A sequence is never reused: clearing a used one (`clearHistory`) takes the context's
  * lock, which the batch loop holds for as long as other sequences keep generating, so
@@ -18,7 +20,10 @@ import { TokenTextDecoder } from "./token-text.js";
  * running generations pause between tokens (see `yieldToReclaim`).
  */
 export class LlamaEngineContext implements EngineContext {
-  private readonly waiting: ((sequence: LlamaContextSequence) => void)[] = [];
+  /** Requests waiting for a sequence: express ones are served first. */
+  private readonly waiting = { express: [] as Waiter[], other: [] as Waiter[] };
+  /** Sequences held by requests that are not express (their slots counted until they are back). */
+  private otherHeld = 0;
   /** Sequences disposed whose slots are not back yet. */
   private reclaiming = 0;
   /** Generations paused until a slot comes back. */
@@ -31,6 +36,8 @@ export class LlamaEngineContext implements EngineContext {
     private readonly gang: StepGang,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
+    /** Of the context's sequences, how many only express requests take. */
+    private readonly reserved = 0,
   ) {}
 
   get contextSize(): number {
@@ -38,7 +45,7 @@ export class LlamaEngineContext implements EngineContext {
   }
 
   get sequences(): number {
-    return this.context.totalSequences;
+    return this.context.totalSequences - this.reserved;
   }
 
   async generate(
@@ -59,7 +66,8 @@ export class LlamaEngineContext implements EngineContext {
       );
     }
     const lora = this.loraOf(request.adapter);
-    const sequence = await this.acquire(signal);
+    const express = request.express === true;
+    const sequence = await this.acquire(signal, express);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     this.gang.enter();
     try {
@@ -68,7 +76,7 @@ export class LlamaEngineContext implements EngineContext {
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
-      this.release(sequence);
+      this.release(sequence, express);
     }
   }
 
@@ -135,25 +143,37 @@ export class LlamaEngineContext implements EngineContext {
     throw new AppError("invalid_request", "The prompt is empty.", { param: "prompt" });
   }
 
-  private acquire(signal: AbortSignal): Promise<LlamaContextSequence | undefined> {
-    if (this.waiting.length === 0 && this.context.sequencesLeft > 0) return Promise.resolve(this.context.getSequence());
+  private acquire(signal: AbortSignal, express: boolean): Promise<LlamaContextSequence | undefined> {
+    const queue = express ? this.waiting.express : this.waiting.other;
+    if (queue.length === 0 && this.mayTake(express)) return Promise.resolve(this.take(express));
     return new Promise((resolve) => {
-      const take = (s: LlamaContextSequence) => {
+      const waiter = (s: LlamaContextSequence) => {
         signal.removeEventListener("abort", onAbort);
         resolve(s);
       };
       const onAbort = () => {
-        const at = this.waiting.indexOf(take);
-        if (at !== -1) this.waiting.splice(at, 1);
+        const at = queue.indexOf(waiter);
+        if (at !== -1) queue.splice(at, 1);
         resolve(undefined);
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      this.waiting.push(take);
+      queue.push(waiter);
     });
   }
 
-  /** Disposes the sequence; once its slot is back, the longest-waiting request gets a fresh one. */
-  private release(sequence: LlamaContextSequence) {
+  /** A free sequence, that a request of this kind may have (the reserved ones are express requests' only). */
+  private mayTake(express: boolean): boolean {
+    if (this.context.disposed || this.context.sequencesLeft === 0) return false;
+    return express || this.otherHeld < this.sequences;
+  }
+
+  private take(express: boolean): LlamaContextSequence {
+    if (!express) this.otherHeld++;
+    return this.context.getSequence();
+  }
+
+  /** Disposes the sequence; once its slot is back, the longest-waiting request gets a fresh one (express ones first). */
+  private release(sequence: LlamaContextSequence, express: boolean) {
     this.reclaiming++;
     void sequence
       .dispose()
@@ -161,8 +181,10 @@ export class LlamaEngineContext implements EngineContext {
       .catch(() => {})
       .then(() => {
         this.reclaiming--;
-        while (this.waiting.length > 0 && this.context.sequencesLeft > 0 && !this.context.disposed) {
-          this.waiting.shift()!(this.context.getSequence());
+        if (!express) this.otherHeld--;
+        for (const kind of [true, false]) {
+          const queue = kind ? this.waiting.express : this.waiting.other;
+          while (queue.length > 0 && this.mayTake(kind)) queue.shift()!(this.take(kind));
         }
         const parked = this.parked;
         this.parked = [];
@@ -178,7 +200,7 @@ export class LlamaEngineContext implements EngineContext {
    * until the slot is back: the loop runs dry, lets go of the lock, and everybody goes on.
    */
   private async yieldToReclaim(): Promise<void> {
-    if (this.waiting.length === 0 || this.reclaiming === 0) return;
+    if (this.waiting.express.length + this.waiting.other.length === 0 || this.reclaiming === 0) return;
     this.gang.hold();
     await new Promise<void>((resume) => this.parked.push(resume));
     this.gang.resume();
@@ -188,6 +210,8 @@ export class LlamaEngineContext implements EngineContext {
     await this.context.dispose();
   }
 }
+
+type Waiter = (sequence: LlamaContextSequence) => void;
 
 /** An adapter as this engine loads it: the engine's handle on its native weights. */
 export interface LlamaEngineAdapter extends EngineAdapter {

@@ -65,6 +65,7 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_queue_wait_seconds_count", { queue: "inference-{hearth-tiny}" })).toBe(2);
     expect(sample(text, "hearth_model_requests", { model: MODEL, state: "running" })).toBe(0);
     expect(sample(text, "hearth_queue_jobs", { queue: "inference-{hearth-tiny}", state: "waiting" })).toBe(0);
+    expect(sample(text, "hearth_queue_jobs", { queue: "inference-{hearth-tiny}!express", state: "waiting" })).toBe(0);
     expect(sample(text, "hearth_queue_jobs", { queue: "{model-lifecycle}", state: "failed" })).toBe(0);
     expect(sample(text, "hearth_worker_adapters_loaded", { worker: hearth.worker!.id, model: "hearth-tiny" })).toBe(0);
     // Each decode: its batch size, and for generation steps their time; the oversubscription gauge

@@ -102,11 +102,11 @@ describe("LlamaEngine", () => {
   });
 
   /** Generations on a context of their own, and long ones (to the context's end) running on it. */
-  async function busyContext(sequences: number) {
-    const context = await tiny.createContext({ sequences, contextSize: 256, threads: 1 });
-    const gen = (prompt: string, maxTokens: number | null, onText: (t: string) => void = () => {}) =>
+  async function busyContext(sequences: number, reserved = 0) {
+    const context = await tiny.createContext({ sequences, reserved, contextSize: 256, threads: 1 });
+    const gen = (prompt: string, maxTokens: number | null, onText: (t: string) => void = () => {}, express = false) =>
       context.generate(
-        { promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens) },
+        { promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens), express },
         new AbortController().signal,
         onText,
       );
@@ -160,6 +160,32 @@ describe("LlamaEngine", () => {
       await long.ended;
       expect(late.completionTokens).toBe(3);
       expect(stillRunning).toBe(2);
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("keeps its reserved sequences for express requests, and serves them ahead of the others waiting", async () => {
+    // 2 sequences for anybody and 1 kept: with both taken, a third request waits although a
+    // sequence is free, and an express request runs on the kept one at once.
+    const { context, gen, startLong } = await busyContext(2, 1);
+    try {
+      expect(context.sequences).toBe(2);
+      const long = await startLong(["a ", "b "]);
+      let waitingStarted = false;
+      const waiting = gen("Waiting ", 3, () => (waitingStarted = true));
+      let expressText = "";
+      const express = await gen("Express ", 6, (t) => (expressText += t), true);
+      const whileExpress = { running: long.running(), waitingStarted };
+      // The kept sequence is back, and still not for the waiting request.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const afterExpress = { running: long.running(), waitingStarted };
+      await long.ended;
+      expect((await waiting).completionTokens).toBe(3);
+      expect(express.completionTokens).toBe(6);
+      expect(expressText).toBe(greedyText("Express ", 6));
+      expect(whileExpress).toEqual({ running: 2, waitingStarted: false });
+      expect(afterExpress).toEqual({ running: 2, waitingStarted: false });
     } finally {
       await context.dispose();
     }

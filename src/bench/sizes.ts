@@ -41,9 +41,10 @@ export interface BenchSizes {
   loadStreams: number;
   loadSeconds: number;
   loadTokens: number;
-  /** Fairness: account A's requests at once, and B's requests timed alone. */
+  /** Fairness: account A's requests at once, B's requests timed alone, and rounds (A alone, then A with B beside). */
   fairnessFlood: number;
   fairnessProbes: number;
+  fairnessRounds: number;
   /** Batching: N concurrent streams (Hearth) and sequences (in-process) per level, rounds, tokens each. */
   batchingLevels: number[];
   batchingRounds: number;
@@ -91,6 +92,7 @@ export const quickSizes: BenchSizes = {
   loadTokens: 32,
   fairnessFlood: 500,
   fairnessProbes: 5,
+  fairnessRounds: 3,
   batchingLevels: [1, 4, 16],
   batchingRounds: 2,
   batchingTokens: 32,
@@ -124,6 +126,7 @@ export const fullSizes: BenchSizes = {
   imageRounds: 5,
   loadSeconds: 60,
   fairnessProbes: 20,
+  fairnessRounds: 6,
   batchingRounds: 4,
   batchingTokens: 128,
   threadsRequests: 5,

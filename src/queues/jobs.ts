@@ -78,6 +78,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
     kind: z.literal("completion"),
     /** Sent through the express lane: the worker lets it take a sequence kept for such requests. */
     express: z.literal(true).optional(),
+    /** false: the client reads the whole answer at once, so its tokens may go in fewer events (reply-publisher.ts); absent: streamed. */
+    streamed: z.boolean().optional(),
     /** One entry per prompt; each yields `n` choices. */
     prompts: z.array(z.string()).min(1),
     n: z.number().int().min(1).max(8),
@@ -88,6 +90,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
     kind: z.literal("chat"),
     /** Sent through the express lane: the worker lets it take a sequence kept for such requests. */
     express: z.literal(true).optional(),
+    /** false: the client reads the whole answer at once, so its tokens may go in fewer events (reply-publisher.ts); absent: streamed. */
+    streamed: z.boolean().optional(),
     messages: z.array(chatMessageSchema).min(1),
     n: z.number().int().min(1).max(8),
     sampling: samplingSchema,

@@ -2,7 +2,7 @@ import type { EventEmitter } from "node:events";
 import type { RedisClient } from "../queues/connection.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { ReplyPublisher } from "../queues/reply-publisher.js";
+import { ReplyPublisher, UNSTREAMED_HOLD_MS } from "../queues/reply-publisher.js";
 import {
   LEASE_REFRESH_MS,
   leaseKey,
@@ -43,7 +43,7 @@ export interface StreamedJobDeps {
  */
 export async function runStreamedJob<T>(
   deps: StreamedJobDeps,
-  payload: { requestId: string; replyTo: string; logTtlMs?: number },
+  payload: { requestId: string; replyTo: string; logTtlMs?: number; streamed?: boolean },
   work: (signal: AbortSignal, emit: (event: StreamEvent) => void) => Promise<T>,
 ): Promise<T | undefined> {
   const { requestId } = payload;
@@ -54,7 +54,8 @@ export async function runStreamedJob<T>(
     logTtlMs: payload.logTtlMs ?? 0,
   };
   let seq = 0;
-  const reply = new ReplyPublisher((event) => sendEvent(deps.publisher, to, ++seq, event));
+  const holdMs = payload.streamed === false ? UNSTREAMED_HOLD_MS : 0;
+  const reply = new ReplyPublisher((event) => sendEvent(deps.publisher, to, ++seq, event), holdMs);
   const signal = deps.cancellations.start(requestId);
   const emit = (event: StreamEvent) =>
     reply.publish(signal.aborted && cutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event);

@@ -49,6 +49,7 @@ const tinySizes: BenchSizes = {
   // The fairness scenario's short form: a flood of 40, two probes.
   fairnessFlood: 40,
   fairnessProbes: 2,
+  fairnessRounds: 1,
   batchingLevels: [1, 2],
   batchingRounds: 1,
   batchingTokens: 4,

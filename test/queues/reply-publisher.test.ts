@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ReplyPublisher } from "../../src/queues/reply-publisher.js";
 import type { StreamEvent } from "../../src/queues/stream.js";
 
@@ -199,5 +199,64 @@ describe("ReplyPublisher", () => {
     reply.publish(third);
     await wire.settleAll();
     expect([first, second, third]).toEqual([token("a"), token("b"), token("c")]);
+  });
+
+  describe("with a hold (an answer that is not streamed)", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("sends the first token at once and the next ones together once the hold is over", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      const wire = handSend();
+      const reply = new ReplyPublisher(wire.send, 100);
+      reply.publish(token("a"));
+      expect(wire.sent()).toEqual([token("a")]);
+      await wire.settleAll();
+      for (const text of ["b", "c", "d"]) reply.publish(token(text));
+      await vi.advanceTimersByTimeAsync(99);
+      expect(wire.sent()).toEqual([token("a")]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(wire.sent()).toEqual([token("a"), token("bcd")]);
+      await wire.settleAll();
+      // The next tokens start another hold.
+      reply.publish(token("e"));
+      expect(wire.sent()).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(wire.sent().at(-1)).toEqual(token("e"));
+    });
+
+    it("sends done at once, right after the tokens it held, and nothing after", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      const wire = handSend();
+      const reply = new ReplyPublisher(wire.send, 100);
+      reply.publish(token("a"));
+      await wire.settleAll();
+      reply.publish(token("b"));
+      reply.publish(done);
+      expect(wire.sent()).toEqual([token("a"), token("b"), done]);
+      await wire.settleAll();
+      await vi.advanceTimersByTimeAsync(500);
+      expect(wire.sent()).toHaveLength(3);
+      await reply.drained();
+    });
+
+    it("holds tokens that come while a send is in flight until it settles, as without a hold", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+      const wire = handSend();
+      const reply = new ReplyPublisher(wire.send, 100);
+      reply.publish(token("a"));
+      await wire.settleAll();
+      reply.publish(token("b"));
+      await vi.advanceTimersByTimeAsync(100);
+      expect(wire.sent()).toEqual([token("a"), token("b")]);
+      reply.publish(token("c"));
+      reply.publish(token("d"));
+      await vi.advanceTimersByTimeAsync(100);
+      // "b" is still in flight: "cd" waits for it, then goes merged.
+      expect(wire.sent()).toEqual([token("a"), token("b")]);
+      await wire.settleAll();
+      expect(wire.sent()).toEqual([token("a"), token("b"), token("cd")]);
+    });
   });
 });

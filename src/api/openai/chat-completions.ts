@@ -34,11 +34,11 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(
-      deps.inference.run({ kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens) }, abort.signal, {
-        requestId,
-        resumable: view && { accountId: c.get("caller").accountId, view },
-        priority: ticket.priority,
-      }),
+      deps.inference.run(
+        { kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
+        abort.signal,
+        { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, priority: ticket.priority },
+      ),
     );
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });

@@ -47,7 +47,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const ticket = await admitGeneration(c, deps, requestId, completionEstimate(prompts, n, maxTokens));
     const events = ticket.track(
       deps.inference.run(
-        { kind: "completion", model, prompts, n, sampling: toSampling(req, maxTokens) },
+        { kind: "completion", model, prompts, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
         abort.signal,
         {
           requestId,

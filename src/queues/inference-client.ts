@@ -3,6 +3,7 @@ import type { Job, Queue } from "bullmq";
 import type { RedisClient } from "./connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
+import { LeaseChecks } from "./lease-checks.js";
 import { callRedis } from "./redis-call.js";
 import type { AdapterPlacement, PlacementReason } from "./adapter-placement.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
@@ -153,12 +154,17 @@ interface Following {
  * resumed it within ORPHAN_GRACE_MS).
  */
 export class InferenceClient {
+  /** The leases of the requests this process follows, checked together every LEASE_CHECK_MS. */
+  private readonly leases: LeaseChecks;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly queues: ProducerQueues,
     private readonly hub: ReplyHub,
     private readonly options: InferenceClientOptions,
-  ) {}
+  ) {
+    this.leases = new LeaseChecks(redis, LEASE_CHECK_MS);
+  }
 
   run(
     request: InferenceRequest,
@@ -350,7 +356,7 @@ export class InferenceClient {
       }, this.options.queueTimeoutMs);
     };
     arm();
-    const watchdog = this.watch(requestId, inbox, progress);
+    const stopWatching = this.watch(requestId, inbox, progress);
     try {
       for (;;) {
         const event = await inbox.next();
@@ -396,7 +402,7 @@ export class InferenceClient {
       const outcome = signal.aborted && !finished ? "cancelled" : failed || !finished ? "failed" : "completed";
       observer?.ended(model, f.observed?.kind ?? "", outcome, generation, running);
       clearTimeout(deadline);
-      clearInterval(watchdog);
+      stopWatching();
       signal.removeEventListener("abort", onAbort);
       inbox.close();
       if (!finished) {
@@ -501,18 +507,15 @@ export class InferenceClient {
     requestId: string,
     inbox: EventInbox,
     progress: { events: number; lastEventAt: number; onStarted(): void },
-  ): NodeJS.Timeout {
+  ): () => void {
     let leaseSeenAt: number | undefined;
     let missing = 0;
-    const key = leaseKey(this.options.prefix, requestId);
     const fail = (message: string) => {
-      clearInterval(timer);
+      stop();
       inbox.push({ type: "error", error: { code: "unavailable", message, param: null } });
     };
-    const timer = setInterval(async () => {
-      if (this.redis.status !== "ready") return; // losing Redis ends the request by itself (reply-hub.ts)
-      // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
-      const held = await this.redis.exists(key).catch(() => undefined);
+    // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
+    const stop = this.leases.watch(leaseKey(this.options.prefix, requestId), (held) => {
       const now = Date.now();
       if (held === 1) {
         leaseSeenAt ??= now;
@@ -531,8 +534,8 @@ export class InferenceClient {
             : `The worker sent nothing for ${limit} ms in the middle of the answer; please retry.`,
         );
       }
-    }, LEASE_CHECK_MS);
-    return timer;
+    });
+    return stop;
   }
 
   /**

@@ -1,5 +1,28 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
+/** The children not yet exited: killed when the bench exits, however it exits. */
+const live = new Set<ChildProcess>();
+let cleanupInstalled = false;
+
+/**
+ * A bench that dies (an uncaught error, Ctrl-C) must not leave its Hearth processes running:
+ * two such clusters, left by crashed runs, took CPU from every later run on this machine.
+ */
+function killChildrenOnExit(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  const killAll = () => {
+    for (const child of live) child.kill("SIGKILL");
+  };
+  process.once("exit", killAll);
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(signal === "SIGINT" ? 130 : 143);
+    });
+  }
+}
+
 /**
  * One Hearth process (API or worker) run by the bench: `node --import tsx <entry>`,
  * its output kept (the last few kilobytes) to explain a failure, stopped with SIGTERM
@@ -18,7 +41,13 @@ export class HearthChild {
     };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
-    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+    live.add(child);
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code) => {
+        live.delete(child);
+        resolve(code);
+      }),
+    );
   }
 
   static spawn(
@@ -26,6 +55,7 @@ export class HearthChild {
     entry: string,
     options: { cwd: string; env: NodeJS.ProcessEnv; nodeArgs?: string[] },
   ): HearthChild {
+    killChildrenOnExit();
     const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry], {
       cwd: options.cwd,
       env: options.env,

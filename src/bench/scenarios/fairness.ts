@@ -18,18 +18,18 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
   const b = await account(admin, cluster.url, "bench-steady", 16);
   const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: sizes.loadTokens, temperature: 0 };
   try {
-    progress.step("fairness: B alone (its time to first token unloaded)");
-    await b.stream(body);
-    const alone: number[] = [];
-    for (let i = 0; i < sizes.fairnessProbes; i++) alone.push((await b.stream(body)).ttftMs);
-
-    // A warm-up flood, so that "alone" is not also "first".
+    // A warm-up flood and B's first requests, so that "alone" is not also "first" (or cold code).
     await flood(a, body, Math.min(50, sizes.fairnessFlood));
-    // Rounds of A alone, then A with B beside: each flood gives B only a few requests (one a second).
+    for (let i = 0; i < 10; i++) await b.stream(body);
+    // Rounds of B alone, A alone, then A with B beside: each flood gives B only a few requests (one
+    // a second), and B's requests alone are taken in each round as the floods leave the processes.
+    const alone: number[] = [];
     const aAlone: Flood[] = [];
     const aBeside: Flood[] = [];
     const beside: number[] = [];
     for (let round = 1; round <= sizes.fairnessRounds; round++) {
+      progress.step(`fairness: round ${round}/${sizes.fairnessRounds}, B alone (its time to first token unloaded)`);
+      for (let i = 0; i < sizes.fairnessProbes; i++) alone.push((await b.stream(body)).ttftMs);
       progress.step(`fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests alone`);
       aAlone.push(await flood(a, body, sizes.fairnessFlood));
       progress.step(

@@ -15,29 +15,15 @@ import { createTestAccount, type Management } from "../helpers/management.js";
  */
 describe("fair scheduling between accounts", () => {
   let hearth: TestHearth;
-  let redis: Redis;
   let queue: Queue;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    hearth = await startTestHearth({
-      worker: false,
-      env: {
-        HEARTH_WORKER_CONCURRENCY: "1",
-        HEARTH_SEQUENCES_PER_CONTEXT: "1",
-        HEARTH_EXPRESS_SEQUENCES: "0",
-        HEARTH_QUEUE_TIMEOUT_MS: "60000",
-      },
-    });
-    redis = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
-    queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
-      connection: redis,
-      prefix: hearth.config.redisPrefix,
-    });
+    ({ hearth, queue, close } = await oneSequenceHearth(
+      { HEARTH_EXPRESS_SEQUENCES: "0", HEARTH_QUEUE_TIMEOUT_MS: "60000" },
+      false,
+    ));
   });
-  afterAll(async () => {
-    await queue?.close();
-    redis?.disconnect();
-    await hearth?.close();
-  });
+  afterAll(() => close?.());
 
   const complete = (who: Management) =>
     who.call("POST", "/v1/completions", { model: HEARTH_TINY_REF, prompt: "Hi", max_tokens: 8, temperature: 0 });
@@ -70,29 +56,16 @@ describe("fair scheduling between accounts", () => {
  */
 describe("the express lane", () => {
   let hearth: TestHearth;
-  let redis: Redis;
   let queue: Queue;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    hearth = await startTestHearth({
-      env: {
-        HEARTH_WORKER_CONCURRENCY: "1",
-        HEARTH_SEQUENCES_PER_CONTEXT: "1",
-        HEARTH_EXPRESS_SEQUENCES: "1",
-        // Room for long generations: the flood's hold the worker's sequence for a while.
-        HEARTH_CONTEXT_SIZE: "2048",
-      },
-    });
-    redis = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
-    queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
-      connection: redis,
-      prefix: hearth.config.redisPrefix,
-    });
+    // Room for long generations: the flood's hold the worker's sequence for a while.
+    ({ hearth, queue, close } = await oneSequenceHearth({
+      HEARTH_EXPRESS_SEQUENCES: "1",
+      HEARTH_CONTEXT_SIZE: "2048",
+    }));
   });
-  afterAll(async () => {
-    await queue?.close();
-    redis?.disconnect();
-    await hearth?.close();
-  });
+  afterAll(() => close?.());
 
   const metric = async (name: string) => {
     const res = await fetch(`${hearth.url}/metrics`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
@@ -126,3 +99,22 @@ describe("the express lane", () => {
     expect((await Promise.all(floodRuns)).map((r) => r.status)).toEqual([200, 200]);
   });
 });
+
+/** A Hearth whose worker runs one request at a time (one job, one sequence), and its model's shared queue. */
+async function oneSequenceHearth(env: Record<string, string>, worker = true) {
+  const hearth = await startTestHearth({
+    worker,
+    env: { HEARTH_WORKER_CONCURRENCY: "1", HEARTH_SEQUENCES_PER_CONTEXT: "1", ...env },
+  });
+  const redis = new Redis(hearth.config.redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue(jobs.inference.queueName("hearth-tiny"), {
+    connection: redis,
+    prefix: hearth.config.redisPrefix,
+  });
+  const close = async () => {
+    await queue.close();
+    redis.disconnect();
+    await hearth.close();
+  };
+  return { hearth, queue, close };
+}

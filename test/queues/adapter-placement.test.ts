@@ -4,13 +4,12 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AdapterPlacement, placementKey } from "../../src/queues/adapter-placement.js";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
-import { InferenceClient, type InferenceObserver, type InferenceRequest } from "../../src/queues/inference-client.js";
-import { jobs, type InferencePayload } from "../../src/queues/jobs.js";
+import type { InferenceClient, InferenceRequest } from "../../src/queues/inference-client.js";
+import { jobs } from "../../src/queues/jobs.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
-import { ReplyHub } from "../../src/queues/reply-hub.js";
-import { sendEvent } from "../../src/queues/stream.js";
 import { sweepWorkerQueues } from "../../src/queues/worker-queue-sweep.js";
 import { announceWorker, type WorkerInfo } from "../../src/queues/worker-registry.js";
+import { type ProducerRig, startProducerRig, tokensOf } from "../helpers/producer-rig.js";
 import { deleteRedisKeys } from "../helpers/redis.js";
 
 const BASE = "hearth-tiny";
@@ -188,15 +187,10 @@ describe("sweepWorkerQueues", () => {
  * queue and is served from there; one the worker starts in time stays.
  */
 describe("InferenceClient with placement", () => {
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-  const prefix = `hearth-test-${crypto.randomBytes(4).toString("hex")}`;
-  let producer: RedisClient;
-  let subscriber: RedisClient;
-  let raw: Redis;
-  let hub: ReplyHub;
-  let queues: ProducerQueues;
+  let rig: ProducerRig;
   let client: InferenceClient;
-  const consumers: Worker[] = [];
+  let prefix: string;
+  let raw: Redis;
   const moved: string[] = [];
   const placed: string[] = [];
   const request: InferenceRequest = {
@@ -206,68 +200,21 @@ describe("InferenceClient with placement", () => {
     n: 1,
     sampling: { maxTokens: 4, temperature: 0, stop: [] },
   };
-  /** Answers every job of `queueName` with one token naming who ran it. */
-  const serve = (queueName: string, who: string) => {
-    const consumer = new Worker(
-      queueName,
-      async (job) => {
-        const p = job.data as InferencePayload;
-        const to = { prefix, requestId: p.requestId, replyTo: p.replyTo, logTtlMs: 0 };
-        await sendEvent(raw, to, 1, { type: "token", index: 0, text: who });
-        await sendEvent(raw, to, 2, {
-          type: "done",
-          choices: [{ index: 0, finishReason: "length" }],
-          usage: { promptTokens: 1, completionTokens: 1 },
-        });
-      },
-      { connection: raw.duplicate(), prefix },
-    );
-    consumers.push(consumer);
-    return consumer.waitUntilReady();
-  };
-  const tokensOf = async (run: AsyncGenerator<{ type: string; text?: string }>) => {
-    const texts: string[] = [];
-    for await (const event of run) if (event.type === "token") texts.push(event.text!);
-    return texts.join("");
-  };
+  /** A stand-in worker of `queueName` whose one token names it. */
+  const serve = (queueName: string, who: string) => rig.serve(queueName, () => who);
 
   beforeAll(async () => {
-    producer = createRedis({ redisUrl }, "producer");
-    subscriber = createRedis({ redisUrl }, "subscriber");
-    raw = new Redis(redisUrl, { maxRetriesPerRequest: null });
-    await waitForRedis(producer, 10_000);
-    hub = await ReplyHub.start(subscriber, prefix);
-    queues = new ProducerQueues(producer, prefix);
-    const observer: InferenceObserver = {
-      waiting() {},
-      started() {},
-      firstToken() {},
-      ended() {},
-      placed: (_, reason) => placed.push(reason),
-      moved: (base) => moved.push(base),
-    };
-    client = new InferenceClient(producer, queues, hub, {
-      prefix,
-      queueTimeoutMs: 10_000,
-      maxQueueDepth: 100,
-      streamRetentionMs: 60_000,
-      firstTokenTimeoutMs: 10_000,
-      interTokenTimeoutMs: 10_000,
-      redisTimeoutMs: 5_000,
-      placement: { placer: new AdapterPlacement(producer, queues, { prefix, viewMs: 0 }), waitMs: 200 },
-      observer,
-    });
+    rig = await startProducerRig();
+    ({ prefix, raw } = rig);
+    client = rig.client(
+      { placement: { placer: new AdapterPlacement(rig.producer, rig.queues, { prefix, viewMs: 0 }), waitMs: 200 } },
+      { placed: (_, reason) => placed.push(reason), moved: (base) => moved.push(base) },
+    );
     // The shared queue has a worker; "frozen" has x warm in its heartbeat but takes nothing.
     await serve(jobs.inference.queueName(BASE), "shared");
   });
   afterAll(async () => {
-    for (const c of consumers) await c.close();
-    await queues?.close();
-    hub?.close();
-    producer?.disconnect();
-    subscriber?.disconnect();
-    raw?.disconnect();
-    await deleteRedisKeys(redisUrl, `${prefix}:*`);
+    await rig?.close();
   });
 
   it("moves a request its placed worker does not start in time to the shared queue, which serves it", async () => {

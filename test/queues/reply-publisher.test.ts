@@ -206,13 +206,19 @@ describe("ReplyPublisher", () => {
       vi.useRealTimers();
     });
 
-    it("sends the first token at once and the next ones together once the hold is over", async () => {
+    /** A publisher holding 100 ms, on fake timers, that has sent its first token ("a"), settled. */
+    async function pastFirstToken() {
       vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
       const wire = handSend();
       const reply = new ReplyPublisher(wire.send, 100);
       reply.publish(token("a"));
       expect(wire.sent()).toEqual([token("a")]);
       await wire.settleAll();
+      return { wire, reply };
+    }
+
+    it("sends the first token at once and the next ones together once the hold is over", async () => {
+      const { wire, reply } = await pastFirstToken();
       for (const text of ["b", "c", "d"]) reply.publish(token(text));
       await vi.advanceTimersByTimeAsync(99);
       expect(wire.sent()).toEqual([token("a")]);
@@ -227,11 +233,7 @@ describe("ReplyPublisher", () => {
     });
 
     it("sends done at once, right after the tokens it held, and nothing after", async () => {
-      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-      const wire = handSend();
-      const reply = new ReplyPublisher(wire.send, 100);
-      reply.publish(token("a"));
-      await wire.settleAll();
+      const { wire, reply } = await pastFirstToken();
       reply.publish(token("b"));
       reply.publish(done);
       expect(wire.sent()).toEqual([token("a"), token("b"), done]);
@@ -242,11 +244,7 @@ describe("ReplyPublisher", () => {
     });
 
     it("holds tokens that come while a send is in flight until it settles, as without a hold", async () => {
-      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-      const wire = handSend();
-      const reply = new ReplyPublisher(wire.send, 100);
-      reply.publish(token("a"));
-      await wire.settleAll();
+      const { wire, reply } = await pastFirstToken();
       reply.publish(token("b"));
       await vi.advanceTimersByTimeAsync(100);
       expect(wire.sent()).toEqual([token("a"), token("b")]);

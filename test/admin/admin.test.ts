@@ -166,7 +166,7 @@ describe("npm run admin through the server's admin endpoints", () => {
     const builtin = await admin(env, "create-key", "hearth", "--scopes", "models");
     expect(builtin.code).toBe(1);
     expect(builtin.stderr).toContain('No API key can be made for the built-in account "hearth".');
-  });
+  }, 180_000); // about a dozen `npm run admin` processes, each a tsx start: 27 s on a quiet machine
 
   it("takes the admin key from the data directory, and refuses a member key or none, with what to do", async () => {
     const keyDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-admin-key-"));

@@ -4,6 +4,7 @@ import type { RedisClient } from "./connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { LeaseChecks } from "./lease-checks.js";
+import { QueueLanes, type Chosen, type StreamedJob } from "./queue-lanes.js";
 import { callRedis } from "./redis-call.js";
 import type { AdapterPlacement, PlacementReason } from "./adapter-placement.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
@@ -26,10 +27,6 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo" | "logTtlMs">;
 /** An image request; `requestId` is the caller's, since its uploaded images are already stored under it. */
 export type ImageRequestPayload = Omit<ImagePayload, "replyTo" | "logTtlMs">;
-
-type StreamedJob = "inference" | "image";
-/** Where a job is queued: its model's shared queue, a worker's own (placement), or the express lane. */
-type Lane = "shared" | "placed" | "express";
 
 export interface InferenceClientOptions {
   prefix: string;
@@ -156,6 +153,8 @@ interface Following {
 export class InferenceClient {
   /** The leases of the requests this process follows, checked together every LEASE_CHECK_MS. */
   private readonly leases: LeaseChecks;
+  /** Which queue each job waits in, and its moves to the shared queue. */
+  private readonly lanes: QueueLanes;
 
   constructor(
     private readonly redis: RedisClient,
@@ -164,6 +163,7 @@ export class InferenceClient {
     private readonly options: InferenceClientOptions,
   ) {
     this.leases = new LeaseChecks(redis, LEASE_CHECK_MS);
+    this.lanes = new QueueLanes(redis, queues, options);
   }
 
   run(
@@ -226,91 +226,46 @@ export class InferenceClient {
     const shared = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
     const inbox = this.hub.inbox(requestId);
     let job: Job;
-    let queue = shared;
-    let lane: Lane = "shared";
+    let chosen: Chosen;
     try {
-      [queue, lane] = await this.place(name, payload, shared, priority);
+      chosen = await this.lanes.choose(name, payload, shared, priority);
       if (resumable) {
-        const meta: LogMeta = { accountId: resumable.accountId, queue: queue.name, view: resumable.view };
+        const meta: LogMeta = { accountId: resumable.accountId, queue: chosen.queue.name, view: resumable.view };
         await this.redisCall(() => this.startLog(requestId, meta));
       }
       const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
-      const express = lane === "express" ? { express: true as const } : {};
-      job = await this.enqueue(queue, shared, name, { ...payload, ...express, logTtlMs }, priority);
+      const express = chosen.lane === "express" ? { express: true as const } : {};
+      job = await this.lanes.add(chosen, shared, name, { ...payload, ...express, logTtlMs }, priority);
     } catch (error) {
       inbox.close();
       throw error;
     }
     const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
     const observed = { model: payload.model.name, kind, queue: shared.name };
+    const { queue, lane } = chosen;
     const following: Following = { requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed };
-    const moving = lane === "shared" ? undefined : this.moveLater(following, job, shared, lane);
+    const moving =
+      lane === "shared"
+        ? undefined
+        : this.lanes.moveLater(job, queue, shared, lane, {
+            moved: () => {
+              following.queue = shared;
+            },
+            failed: () =>
+              inbox.push({
+                type: "error",
+                error: {
+                  code: "unavailable",
+                  message: "The queue (Redis) is unavailable; please retry shortly.",
+                  param: null,
+                },
+              }),
+          });
     try {
       yield* this.follow(following, signal);
     } finally {
       clearTimeout(moving);
     }
-  }
-
-  /**
-   * The queue for a job: an adapter's inference request's placement; a base model's request of
-   * an account with nothing else in flight, the express queue while the shared one has a backlog;
-   * else the model's shared queue.
-   */
-  private async place(
-    name: StreamedJob,
-    payload: InferencePayload | ImagePayload,
-    shared: Queue,
-    priority: number | undefined,
-  ): Promise<[Queue, Lane]> {
-    if (name !== "inference") return [shared, "shared"];
-    const { baseModelId } = payload.model;
-    const adapterKey = payload.model.adapter?.key;
-    const placement = this.options.placement;
-    if (adapterKey !== undefined) {
-      if (!placement) return [shared, "shared"];
-      // Placement that cannot read Redis leaves the request to the shared queue (whose add then tells).
-      const placed = await this.redisCall(() => placement.placer.place(baseModelId, adapterKey)).catch(() => undefined);
-      this.options.observer?.placed?.(baseModelId, placed?.reason ?? "shared");
-      return placed?.workerId === undefined ? [shared, "shared"] : [this.queues.get(placed.queueName), "placed"];
-    }
-    if (!this.options.express || priority !== 1) return [shared, "shared"];
-    const backlog = await this.redisCall(() => waitingCount(this.redis, shared));
-    if (backlog === 0) return [shared, "shared"];
-    this.options.observer?.expressed?.(baseModelId);
-    return [this.queues.get(jobs.inference.expressQueueName(baseModelId)), "express"];
-  }
-
-  /**
-   * Once its lane's bound has passed, moves a placed or express job no worker has started to the
-   * shared queue (same ID and priority), where any worker of the model takes it. A job that has
-   * started (or ended) cannot be removed, and stays.
-   */
-  private moveLater(f: Following, job: Job, shared: Queue, lane: "placed" | "express"): NodeJS.Timeout {
-    const waitMs = (lane === "placed" ? this.options.placement?.waitMs : this.options.express?.waitMs) ?? 0;
-    return setTimeout(async () => {
-      const removed = await f.queue.remove(f.requestId).then(
-        (n) => n === 1,
-        () => false,
-      );
-      if (!removed) return;
-      try {
-        await this.redisCall(() => shared.add(job.name, job.data, { ...job.opts, jobId: f.requestId }));
-        f.queue = shared;
-        const { baseModelId } = (job.data as InferencePayload).model;
-        if (lane === "placed") this.options.observer?.moved?.(baseModelId);
-        else this.options.observer?.expressMoved?.(baseModelId);
-      } catch {
-        f.inbox.push({
-          type: "error",
-          error: {
-            code: "unavailable",
-            message: "The queue (Redis) is unavailable; please retry shortly.",
-            param: null,
-          },
-        });
-      }
-    }, waitMs);
   }
 
   /** Writes a resumable request's log meta, before its job exists (so before any event). */
@@ -410,53 +365,6 @@ export class InferenceClient {
         else await this.withdraw(f);
       }
     }
-  }
-
-  /**
-   * Adds the job to `queue` unless `maxQueueDepth` jobs already wait for its model (in its
-   * shared queue and, for a placed job, in its worker's), in one round trip: the count and
-   * the add go out together, the count first on the same connection (so it does not include
-   * this job). When the queue was full (or the count failed) the job is taken back and the
-   * request fails, with 429 (or 503); should a worker have taken it meanwhile, it runs.
-   */
-  private async enqueue(
-    queue: Queue,
-    shared: Queue,
-    name: StreamedJob,
-    payload: InferencePayload | ImagePayload,
-    priority: number | undefined,
-  ): Promise<Job> {
-    const counted = this.redisCall(async () => {
-      const [own, all] = await Promise.all([
-        queue === shared ? 0 : waitingCount(this.redis, queue),
-        waitingCount(this.redis, shared),
-      ]);
-      return own + all;
-    });
-    const options = {
-      ...jobs[name].options,
-      jobId: payload.requestId,
-      ...(priority !== undefined ? { priority: Math.min(Math.max(1, Math.round(priority)), MAX_PRIORITY) } : {}),
-    };
-    const added = this.redisCall(() => queue.add(name, payload, options));
-    const [count, job] = await Promise.allSettled([counted, added]);
-    if (job.status === "rejected") throw job.reason;
-    const full = count.status === "rejected" || count.value >= this.options.maxQueueDepth;
-    if (
-      full &&
-      (await queue.remove(job.value.id!).then(
-        (n) => n === 1,
-        () => false,
-      ))
-    ) {
-      if (count.status === "rejected") throw count.reason;
-      throw new AppError(
-        "rate_limited",
-        `Too many requests are queued for ${payload.model.name} (${count.value}); retry shortly.`,
-        { param: null },
-      );
-    }
-    return job.value;
   }
 
   /**
@@ -571,20 +479,4 @@ export class InferenceClient {
   private redisCall<T>(fn: () => Promise<T>): Promise<T> {
     return callRedis(this.redis, this.options.redisTimeoutMs, fn);
   }
-}
-
-/** BullMQ's largest priority (2^21). */
-const MAX_PRIORITY = 2_097_152;
-
-/**
- * The jobs waiting for a worker (the wait and paused lists, and the prioritized set), as plain
- * commands: ioredis writes them to the connection before this returns, ahead of anything sent after.
- */
-async function waitingCount(redis: RedisClient, queue: Queue): Promise<number> {
-  const [wait, paused, prioritized] = await Promise.all([
-    redis.llen(queue.keys.wait!),
-    redis.llen(queue.keys.paused!),
-    redis.zcard(queue.keys.prioritized!),
-  ]);
-  return wait + paused + prioritized;
 }

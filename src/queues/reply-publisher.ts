@@ -21,7 +21,9 @@ export type SendEvent = (event: StreamEvent) => Promise<unknown>;
  * fire-and-forget PUBLISH always was, and the events after it still go.
  *
  * With `holdMs`, for an answer nobody reads token by token (a request that is not streamed),
- * the tokens after the first wait up to that long to go together: a few events per answer
+ * the tokens after the first wait up to that long to go together (a hold starts with the first
+ * token that waits, and its tokens leave when it ends, or once the sends in flight then have
+ * settled), so such an answer sends at most one event per hold: a few events per answer
  * instead of one per token, for the worker, Redis and the API alike, while the first token
  * still goes at once (time to first token, the API's first-token timeout) and the API hears
  * from the request well within its inter-token timeout.
@@ -32,6 +34,8 @@ export class ReplyPublisher {
   private idle: (() => void)[] = [];
   private tokenSent = false;
   private hold: NodeJS.Timeout | undefined;
+  /** A hold ended while sends were in flight: what waited goes once they settle. */
+  private overdue = false;
 
   constructor(
     private readonly send: SendEvent,
@@ -42,22 +46,26 @@ export class ReplyPublisher {
     if (event.type !== "token") {
       clearTimeout(this.hold);
       this.hold = undefined;
+      this.overdue = false;
       this.sendNow([...this.waiting.splice(0), event]);
-    } else if (this.pending > 0 || this.hold) {
-      this.wait(event);
     } else if (this.holdMs > 0 && this.tokenSent) {
+      // Past the first token, a held answer's tokens leave only when their hold is over.
       this.wait(event);
-      this.hold = setTimeout(this.release, this.holdMs);
+      if (!this.hold && !this.overdue) this.hold = setTimeout(this.release, this.holdMs);
+    } else if (this.pending > 0) {
+      this.wait(event);
     } else {
       this.tokenSent = true;
       this.sendNow([...this.waiting.splice(0), event]);
     }
   }
 
-  /** The hold is over: what waited goes, or goes once the sends in flight have settled. */
+  /** The hold is over: what waited goes now, or as soon as the sends in flight have settled. */
   private readonly release = (): void => {
     this.hold = undefined;
-    if (this.pending === 0 && this.waiting.length > 0) this.sendNow(this.waiting.splice(0));
+    if (this.waiting.length === 0) return;
+    if (this.pending === 0) this.sendNow(this.waiting.splice(0));
+    else this.overdue = true;
   };
 
   /** Resolves once every event published so far has been sent (or failed to be). */
@@ -84,8 +92,11 @@ export class ReplyPublisher {
   }
 
   private readonly settled = (): void => {
-    if (--this.pending > 0 || this.hold) return;
+    if (--this.pending > 0) return;
     if (this.waiting.length > 0) {
+      // Tokens of a held answer wait for their hold, however soon the sends before them settle.
+      if (this.hold) return;
+      this.overdue = false;
       this.sendNow(this.waiting.splice(0));
       return;
     }

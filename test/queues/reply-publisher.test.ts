@@ -256,5 +256,22 @@ describe("ReplyPublisher", () => {
       await wire.settleAll();
       expect(wire.sent()).toEqual([token("a"), token("b"), token("cd")]);
     });
+
+    it("sends at most one event per hold, however soon the sends before it settle", async () => {
+      const { wire, reply } = await pastFirstToken();
+      reply.publish(token("b"));
+      await vi.advanceTimersByTimeAsync(100);
+      expect(wire.sent()).toEqual([token("a"), token("b")]);
+      // "c" comes while "b" is in flight, which settles 20 ms later: "c" still waits for its own hold.
+      await vi.advanceTimersByTimeAsync(10);
+      reply.publish(token("c"));
+      await vi.advanceTimersByTimeAsync(10);
+      await wire.settleAll();
+      expect(wire.sent()).toEqual([token("a"), token("b")]);
+      await vi.advanceTimersByTimeAsync(89);
+      expect(wire.sent()).toHaveLength(2);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(wire.sent()).toEqual([token("a"), token("b"), token("c")]);
+    });
   });
 });

@@ -52,7 +52,11 @@ export function createRedis(
         redisOptions: options,
         clusterRetryStrategy: options.retryStrategy,
         enableOfflineQueue: options.enableOfflineQueue,
-        ...(role === "producer" ? { maxRedirections: 4 } : {}),
+        // A producer's cluster without an offline queue refuses a command sent to a node still
+        // connecting, and ioredis's ready check (CLUSTER INFO to any node, sent as soon as the
+        // slots are known) then failed and started over, with growing delays: a producer took
+        // up to 11 s to be ready. Without the check it is ready once it knows the slots.
+        ...(role === "producer" ? { maxRedirections: 4, enableReadyCheck: false } : {}),
       })
     : new Redis(config.redisUrl, options);
   // Errors surface through the commands that fail; an unhandled 'error' event would crash the process.

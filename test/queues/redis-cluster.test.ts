@@ -98,6 +98,25 @@ describe("on a Redis Cluster", () => {
     }
   });
 
+  it("makes every role's connection ready at its first try", async () => {
+    // ioredis's ready check used to reach a node the producer was still connecting to, fail, and
+    // start over with growing delays (an API took up to 11 s to see the cluster): 10 connections
+    // of each role, none of which may reconnect before it is ready.
+    for (const role of ["producer", "worker", "subscriber"] as const) {
+      for (let i = 0; i < 10; i++) {
+        const client = createRedis({ redisUrl: cluster.url, redisCluster: true }, role);
+        let retries = 0;
+        client.on("reconnecting", () => retries++);
+        try {
+          await waitForRedis(client, 15_000);
+          expect({ role, retries }).toEqual({ role, retries: 0 });
+        } finally {
+          client.disconnect();
+        }
+      }
+    }
+  }, 120_000);
+
   it("spreads Hearth's keys over the masters", async () => {
     const sizes = await Promise.all(
       cluster.ports.map(async (port) => {

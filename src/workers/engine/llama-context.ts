@@ -2,7 +2,7 @@ import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOp
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
-import type { StepGang } from "./step-gang.js";
+import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
 import { TokenTextDecoder } from "./token-text.js";
 
@@ -220,7 +220,10 @@ export interface LlamaEngineAdapter extends EngineAdapter {
 
 function evaluateOptions(request: GenerateRequest, generated: Token[]): SequenceEvaluateOptions {
   const s = request.sampling;
-  const options: SequenceEvaluateOptions = { temperature: s.temperature };
+  const options: SequenceEvaluateOptions = {
+    temperature: s.temperature,
+    evaluationPriority: request.express === true ? EXPRESS_PRIORITY : OTHER_PRIORITY,
+  };
   if (s.temperature > 0) {
     if (s.topK !== undefined) options.topK = s.topK;
     if (s.topP !== undefined) options.topP = s.topP;

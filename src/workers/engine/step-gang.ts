@@ -1,7 +1,14 @@
-import type { BatchItem, PrioritizedBatchItem } from "node-llama-cpp";
+import type { BatchItem, EvaluationPriority, PrioritizedBatchItem } from "node-llama-cpp";
 
 /** Picks what a batch holds from the queued decodes (all of them, or one adapter's). */
 export type BatchPicker = (items: readonly BatchItem[]) => readonly BatchItem[];
+
+/** The evaluation priority of an express request's decodes (node-llama-cpp's highest); others have OTHER_PRIORITY. */
+export const EXPRESS_PRIORITY: EvaluationPriority = 5;
+export const OTHER_PRIORITY: EvaluationPriority = 3;
+
+/** A prompt (more than the one token of a generation step) of an express request. */
+const isExpressPrompt = (item: BatchItem) => item.evaluationPriority === EXPRESS_PRIORITY && item.tokens.length > 1;
 
 /** Empty batches in a row while waiting for the last sequences of a step. */
 const MAX_SPINS = 64;
@@ -43,9 +50,17 @@ export class StepGang {
     this.waiting--;
   }
 
-  /** The batch strategy for node-llama-cpp: `pick` chooses among the queued decodes. */
+  /**
+   * The batch strategy for node-llama-cpp: `pick` chooses among the queued decodes. The prompt
+   * of an express request (evaluated with EXPRESS_PRIORITY) goes at once, in a batch of its own:
+   * its first token then waits only for the decode in progress, not for a step of every
+   * sequence (a decode's cost grows with the sequences it holds: 0.3 ms for one of hearth-tiny
+   * on this project's machine, 4–5 ms for 16), nor for their samplings.
+   */
   strategy(pick: BatchPicker = (items) => items) {
     return ({ items }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
+      const express = items.some(isExpressPrompt) ? pick(items).filter(isExpressPrompt) : [];
+      if (express.length > 0) return express.map((item) => ({ item, processAmount: item.tokens.length }));
       if (items.length < this.generating - this.waiting && this.spins < MAX_SPINS) {
         this.spins++;
         return [];

@@ -102,8 +102,8 @@ describe("LlamaEngine", () => {
   });
 
   /** Generations on a context of their own, and long ones (to the context's end) running on it. */
-  async function busyContext(sequences: number, reserved = 0) {
-    const context = await tiny.createContext({ sequences, reserved, contextSize: 256, threads: 1 });
+  async function busyContext(sequences: number, reserved = 0, onDecode?: (d: DecodeSample) => void) {
+    const context = await tiny.createContext({ sequences, reserved, contextSize: 256, threads: 1, onDecode });
     const gen = (prompt: string, maxTokens: number | null, onText: (t: string) => void = () => {}, express = false) =>
       context.generate(
         { promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens), express },
@@ -186,6 +186,30 @@ describe("LlamaEngine", () => {
       expect(expressText).toBe(greedyText("Express ", 6));
       expect(whileExpress).toEqual({ running: 2, waitingStarted: false });
       expect(afterExpress).toEqual({ running: 2, waitingStarted: false });
+    } finally {
+      await context.dispose();
+    }
+  });
+
+  it("decodes an express request's prompt in a batch of its own while the others generate", async () => {
+    // Its first token then waits for the decode in progress only, not for a step of every
+    // sequence (and their samplings) with its prompt in it.
+    const decodes: DecodeSample[] = [];
+    const { context, gen, startLong } = await busyContext(4, 1, (d) => decodes.push(d));
+    try {
+      const long = await startLong(["a ", "b ", "c ", "d "]);
+      decodes.length = 0;
+      let expressText = "";
+      const express = await gen("An express prompt ", 6, (t) => (expressText += t), true);
+      const running = long.running();
+      await long.ended;
+      expect(expressText).toBe(greedyText("An express prompt ", 6));
+      expect(running).toBe(4);
+      // The prompt's decode held it alone; the long generations' steps went on around it.
+      expect(decodes.filter((d) => d.tokens === express.promptTokens)).toEqual([
+        expect.objectContaining({ tokens: express.promptTokens, sequences: 1 }),
+      ]);
+      expect(decodes.some((d) => d.sequences >= 4 && d.tokens === d.sequences)).toBe(true);
     } finally {
       await context.dispose();
     }

@@ -1,11 +1,11 @@
 import type { BatchItem } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { StepGang } from "../../../src/workers/engine/step-gang.js";
+import { EXPRESS_PRIORITY, OTHER_PRIORITY, StepGang } from "../../../src/workers/engine/step-gang.js";
 
-const item = (tokens: number): BatchItem => ({
+const item = (tokens: number, evaluationPriority = OTHER_PRIORITY): BatchItem => ({
   tokens: Array.from({ length: tokens }, (_, i) => i) as never,
   logits: Array.from({ length: tokens }, () => true),
-  evaluationPriority: 5,
+  evaluationPriority,
 });
 
 describe("StepGang", () => {
@@ -37,5 +37,30 @@ describe("StepGang", () => {
     for (let i = 0; i < 64; i++) expect(strategy({ items: one, size: 512 })).toEqual([]);
     expect(strategy({ items: one, size: 512 })).toEqual([{ item: one[0], processAmount: 1 }]);
     expect(strategy({ items: one, size: 512 })).toEqual([]);
+  });
+
+  it("sends an express request's prompt at once in a batch of its own, then its steps with everybody's", () => {
+    const gang = new StepGang();
+    const strategy = gang.strategy();
+    for (let i = 0; i < 4; i++) gang.enter();
+    const express = item(40, EXPRESS_PRIORITY);
+    const steps = [item(1), item(1)];
+    // Two of the three generating sequences have queued their step: no waiting for the third.
+    expect(strategy({ items: [...steps, express], size: 512 })).toEqual([{ item: express, processAmount: 40 }]);
+    // Its next tokens are steps like the others', and wait for the gang as theirs do.
+    const expressStep = item(1, EXPRESS_PRIORITY);
+    expect(strategy({ items: [...steps, expressStep], size: 512 })).toEqual([]);
+    const all = [...steps, item(1), expressStep];
+    expect(strategy({ items: all, size: 512 })).toHaveLength(4);
+  });
+
+  it("keeps to the picker's choice: an express prompt it leaves out waits", () => {
+    const gang = new StepGang();
+    const express = item(40, EXPRESS_PRIORITY);
+    const other = item(1);
+    const strategy = gang.strategy((items) => items.filter((i) => i !== express));
+    gang.enter();
+    gang.enter();
+    expect(strategy({ items: [other, express], size: 512 })).toEqual([{ item: other, processAmount: 1 }]);
   });
 });

@@ -21,7 +21,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
     // A warm-up flood and B's first requests, so that "alone" is not also "first" (or cold code).
     await flood(a, body, Math.min(50, sizes.fairnessFlood));
     for (let i = 0; i < 10; i++) await b.stream(body);
-    // Rounds of B alone, A alone, then A with B beside: each flood gives B only a few requests (one
+    // Rounds of B alone, then A alone and A with B beside: each flood gives B only a few requests (one
     // a second), and B's requests alone are taken in each round as the floods leave the processes.
     const alone: number[] = [];
     const aAlone: Flood[] = [];
@@ -30,25 +30,22 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
     for (let round = 1; round <= sizes.fairnessRounds; round++) {
       progress.step(`fairness: round ${round}/${sizes.fairnessRounds}, B alone (its time to first token unloaded)`);
       for (let i = 0; i < sizes.fairnessProbes; i++) alone.push((await b.stream(body)).ttftMs);
-      progress.step(`fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests alone`);
-      aAlone.push(await flood(a, body, sizes.fairnessFlood));
-      progress.step(
-        `fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests, and B's one a second`,
-      );
-      let flooding = true;
-      const steady = (async () => {
-        while (flooding) {
-          const next = performance.now() + 1000;
-          beside.push((await b.stream(body)).ttftMs);
-          await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
-        }
-      })();
-      aBeside.push(
-        await flood(a, body, sizes.fairnessFlood).finally(() => {
-          flooding = false;
-        }),
-      );
-      await steady;
+      // A flood leaves work behind it (garbage to collect, keys to expire): which flood comes
+      // second alternates by round, so that neither side always follows the other.
+      const floods = [
+        async () => {
+          progress.step(`fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests alone`);
+          aAlone.push(await flood(a, body, sizes.fairnessFlood));
+        },
+        async () => {
+          progress.step(
+            `fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests, and B's one a second`,
+          );
+          aBeside.push(await floodBeside(a, b, body, sizes.fairnessFlood, beside));
+        },
+      ];
+      if (round % 2 === 0) floods.reverse();
+      for (const run of floods) await run();
     }
 
     // The counterfactual, measured: the same request sent with A's key during A's flood queues
@@ -124,6 +121,30 @@ interface Flood {
 /** Requests completed per second over several floods. */
 function perSecond(floods: Flood[]): number {
   return floods.reduce((sum, f) => sum + f.completed, 0) / floods.reduce((sum, f) => sum + f.seconds, 0);
+}
+
+/** A's flood with B's one streamed request a second beside it, B's times to first token added to `ttfts`. */
+async function floodBeside(
+  a: BenchHttp,
+  b: BenchHttp,
+  body: Record<string, unknown>,
+  count: number,
+  ttfts: number[],
+): Promise<Flood> {
+  let flooding = true;
+  const steady = (async () => {
+    while (flooding) {
+      const next = performance.now() + 1000;
+      ttfts.push((await b.stream(body)).ttftMs);
+      await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+    }
+  })();
+  try {
+    return await flood(a, body, count);
+  } finally {
+    flooding = false;
+    await steady;
+  }
 }
 
 /** `count` completions at once: how long they took, and how many failed. */

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BenchHttp } from "../../src/bench/http-client.js";
+import { eventually } from "../helpers/eventually.js";
 import { silentProgress } from "../../src/bench/progress.js";
 import { renderReport } from "../../src/bench/report-table.js";
 import { writeResults } from "../../src/bench/results-file.js";
@@ -172,6 +173,34 @@ describe("the bench's HTTP client", () => {
       const timing = await client.stream({ model: "m", prompt: "p" });
       expect(timing).toMatchObject({ tokens: 2, textChunks: 2 });
       expect(timing.totalMs - timing.ttftMs).toBeGreaterThanOrEqual(100);
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+});
+
+describe("the bench's HTTP client's idle sockets", () => {
+  it("closes a keep-alive socket itself once idle, before the server would, and goes on with a new one", async () => {
+    // A socket the server closes as a request goes out on it fails that request (ECONNRESET).
+    const server = http.createServer((_req, res) => res.end("{}"));
+    server.keepAliveTimeout = 5_000;
+    let open = 0;
+    let opened = 0;
+    server.on("connection", (socket) => {
+      open++;
+      opened++;
+      socket.on("close", () => open--);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new BenchHttp(`http://127.0.0.1:${port}`, "key", 300);
+    try {
+      expect((await client.postJson("/", {})).status).toBe(200);
+      expect(open).toBe(1);
+      await eventually(async () => expect(open).toBe(0), 3_000);
+      expect((await client.postJson("/", {})).status).toBe(200);
+      expect(opened).toBe(2);
     } finally {
       client.close();
       server.close();

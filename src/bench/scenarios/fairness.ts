@@ -92,6 +92,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
         `${loaded.n} requests of B during ${sizes.fairnessRounds} floods (A's alone and beside B alternate by round). The worker takes ${ctx.workerSettings.concurrency} of A's jobs at ` +
           `once; B's request, its account's only one in flight while A's backlog waits, goes to the express lane and runs ` +
           `at once on one of the ${ctx.workerSettings.expressSequences} sequence(s) the worker keeps for such requests.`,
+        ...failureNotes([...aAlone, ...aBeside]),
       ],
       details: { alone, beside, asA, aAlone, aBeside },
     };
@@ -116,6 +117,15 @@ interface Flood {
   seconds: number;
   completed: number;
   errors: number;
+  /** Why requests failed: each distinct message once, with how many failed so. */
+  failures: Record<string, number>;
+}
+
+/** A's failed requests, by reason. */
+function failureNotes(floods: Flood[]): string[] {
+  const all: Record<string, number> = {};
+  for (const f of floods) for (const [why, n] of Object.entries(f.failures)) all[why] = (all[why] ?? 0) + n;
+  return Object.entries(all).map(([why, n]) => `A: ${n} request(s) failed: ${why}`);
 }
 
 /** Requests completed per second over several floods. */
@@ -151,13 +161,16 @@ async function floodBeside(
 async function flood(client: BenchHttp, body: Record<string, unknown>, count: number): Promise<Flood> {
   const started = performance.now();
   let errors = 0;
+  const failures: Record<string, number> = {};
   await Promise.all(
     Array.from({ length: count }, () =>
-      client.complete(body).catch(() => {
+      client.complete(body).catch((error: unknown) => {
         errors++;
+        const message = error instanceof Error ? error.message : String(error);
+        failures[message] = (failures[message] ?? 0) + 1;
       }),
     ),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { seconds, completed: count - errors, errors };
+  return { seconds, completed: count - errors, errors, failures };
 }

@@ -31,6 +31,8 @@ export class StepGang {
   private generating = 0;
   private waiting = 0;
   private spins = 0;
+  /** The last batch was an express prompt's own: the next one is an ordinary batch. */
+  private expressWent = false;
 
   /** A sequence starts generating (its decodes will be queued one after another). */
   enter(): void {
@@ -55,17 +57,23 @@ export class StepGang {
    * of an express request (evaluated with EXPRESS_PRIORITY) goes at once, in a batch of its own:
    * its first token then waits only for the decode in progress, not for a step of every
    * sequence (a decode's cost grows with the sequences it holds: 0.3 ms for one of hearth-tiny
-   * on this project's machine, 4–5 ms for 16), nor for their samplings.
+   * on this project's machine, 4–5 ms for 16), nor for their samplings. A prompt longer than a
+   * batch goes on in turns: each batch of its own is followed by an ordinary one (the steps
+   * first, then what room is left to it), so that the others never stall for a whole prefill.
    */
   strategy(pick: BatchPicker = (items) => items) {
     return ({ items }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
-      const express = items.some(isExpressPrompt) ? pick(items).filter(isExpressPrompt) : [];
-      if (express.length > 0) return express.map((item) => ({ item, processAmount: item.tokens.length }));
+      const express = !this.expressWent && items.some(isExpressPrompt) ? pick(items).filter(isExpressPrompt) : [];
+      if (express.length > 0) {
+        this.expressWent = true;
+        return express.map((item) => ({ item, processAmount: item.tokens.length }));
+      }
       if (items.length < this.generating - this.waiting && this.spins < MAX_SPINS) {
         this.spins++;
         return [];
       }
       this.spins = 0;
+      this.expressWent = false;
       // Generation steps (one token each) first, so that a long prompt never holds them back.
       const picked = [...pick(items)].sort((a, b) => Number(a.tokens.length > 1) - Number(b.tokens.length > 1));
       return picked.map((item) => ({ item, processAmount: item.tokens.length }));

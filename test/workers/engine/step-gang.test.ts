@@ -45,10 +45,12 @@ describe("StepGang", () => {
     for (let i = 0; i < 4; i++) gang.enter();
     const express = item(40, EXPRESS_PRIORITY);
     const steps = [item(1), item(1)];
-    // Two of the three generating sequences have queued their step: no waiting for the third.
+    // Two of the three other generating sequences have queued their step: no waiting for the third.
     expect(strategy({ items: [...steps, express], size: 512 })).toEqual([{ item: express, processAmount: 40 }]);
     // Its next tokens are steps like the others', and wait for the gang as theirs do.
     const expressStep = item(1, EXPRESS_PRIORITY);
+    // The batch after an express one is ordinary.
+    expect(strategy({ items: [...steps, item(1), item(1)], size: 512 })).toHaveLength(4);
     expect(strategy({ items: [...steps, expressStep], size: 512 })).toEqual([]);
     const all = [...steps, item(1), expressStep];
     expect(strategy({ items: all, size: 512 })).toHaveLength(4);
@@ -62,5 +64,23 @@ describe("StepGang", () => {
     gang.enter();
     gang.enter();
     expect(strategy({ items: [other, express], size: 512 })).toEqual([{ item: other, processAmount: 1 }]);
+  });
+
+  it("gives a prompt longer than a batch turns: its own batch, then an ordinary one, and again", () => {
+    const gang = new StepGang();
+    const strategy = gang.strategy();
+    for (let i = 0; i < 3; i++) gang.enter();
+    const express = item(2000, EXPRESS_PRIORITY);
+    const steps = [item(1), item(1)];
+    const items = [...steps, express];
+    expect(strategy({ items, size: 512 })).toEqual([{ item: express, processAmount: 2000 }]);
+    // The ordinary batch after it waits for the gang as always (a sequence's step missing).
+    expect(strategy({ items: [steps[0]!, express], size: 512 })).toEqual([]);
+    expect(strategy({ items, size: 512 })).toEqual([
+      { item: steps[0], processAmount: 1 },
+      { item: steps[1], processAmount: 1 },
+      { item: express, processAmount: 2000 },
+    ]);
+    expect(strategy({ items, size: 512 })).toEqual([{ item: express, processAmount: 2000 }]);
   });
 });

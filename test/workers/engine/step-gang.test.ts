@@ -8,11 +8,16 @@ const item = (tokens: number, evaluationPriority = OTHER_PRIORITY): BatchItem =>
   evaluationPriority,
 });
 
+/** A gang with `generating` sequences entered, and its strategy (picking everything queued). */
+function gangOf(generating: number) {
+  const gang = new StepGang();
+  for (let i = 0; i < generating; i++) gang.enter();
+  return { gang, strategy: gang.strategy() };
+}
+
 describe("StepGang", () => {
   it("waits with empty batches until every generating sequence has queued, generation steps first", () => {
-    const gang = new StepGang();
-    const strategy = gang.strategy();
-    for (let i = 0; i < 3; i++) gang.enter();
+    const { gang, strategy } = gangOf(3);
     const prompt = item(40);
     const steps = [item(1), item(1)];
     expect(strategy({ items: [prompt, ...steps], size: 512 })).toEqual([
@@ -40,17 +45,15 @@ describe("StepGang", () => {
   });
 
   it("sends an express request's prompt at once in a batch of its own, then its steps with everybody's", () => {
-    const gang = new StepGang();
-    const strategy = gang.strategy();
-    for (let i = 0; i < 4; i++) gang.enter();
+    const { strategy } = gangOf(4);
     const express = item(40, EXPRESS_PRIORITY);
     const steps = [item(1), item(1)];
     // Two of the three other generating sequences have queued their step: no waiting for the third.
     expect(strategy({ items: [...steps, express], size: 512 })).toEqual([{ item: express, processAmount: 40 }]);
-    // Its next tokens are steps like the others', and wait for the gang as theirs do.
-    const expressStep = item(1, EXPRESS_PRIORITY);
     // The batch after an express one is ordinary.
     expect(strategy({ items: [...steps, item(1), item(1)], size: 512 })).toHaveLength(4);
+    // Its next tokens are steps like the others', and wait for the gang as theirs do.
+    const expressStep = item(1, EXPRESS_PRIORITY);
     expect(strategy({ items: [...steps, expressStep], size: 512 })).toEqual([]);
     const all = [...steps, item(1), expressStep];
     expect(strategy({ items: all, size: 512 })).toHaveLength(4);
@@ -67,9 +70,7 @@ describe("StepGang", () => {
   });
 
   it("gives a prompt longer than a batch turns: its own batch, then an ordinary one, and again", () => {
-    const gang = new StepGang();
-    const strategy = gang.strategy();
-    for (let i = 0; i < 3; i++) gang.enter();
+    const { strategy } = gangOf(3);
     const express = item(2000, EXPRESS_PRIORITY);
     const steps = [item(1), item(1)];
     const items = [...steps, express];

@@ -286,6 +286,12 @@ export const variables = {
     description:
       "Generation requests one account may have queued or running at once; more get 429. An admin may set another for an account.",
   },
+  HEARTH_IN_FLIGHT_STALE_MS: {
+    schema: int(1_000, 3_600_000),
+    default: "30000",
+    description:
+      "How long a request counts against its account's HEARTH_ACCOUNT_MAX_IN_FLIGHT without its API process confirming it (each API process confirms its own every third of this): the requests of an API process that died stop counting within this time.",
+  },
   HEARTH_ACCOUNT_MAX_MODELS: {
     schema: int(1, 1_000_000_000),
     default: "100",

@@ -96,6 +96,8 @@ export interface Config {
     readonly keyRequestsPerMinute: number;
     readonly authFailuresPerMinute: number;
     readonly maxInFlightRequests: number;
+    /** How long an in-flight entry counts unconfirmed (limits/in-flight.ts). */
+    readonly inFlightStaleMs: number;
     readonly maxModels: number;
     readonly maxStoredBytes: number;
   };
@@ -194,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keyRequestsPerMinute: r.HEARTH_KEY_REQUESTS_PER_MINUTE,
       authFailuresPerMinute: r.HEARTH_AUTH_FAILURES_PER_MINUTE,
       maxInFlightRequests: r.HEARTH_ACCOUNT_MAX_IN_FLIGHT,
+      inFlightStaleMs: r.HEARTH_IN_FLIGHT_STALE_MS,
       maxModels: r.HEARTH_ACCOUNT_MAX_MODELS,
       maxStoredBytes: r.HEARTH_ACCOUNT_MAX_STORED_BYTES,
     },

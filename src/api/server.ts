@@ -20,7 +20,7 @@ import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { TemplateSandbox } from "../templates/template-sandbox.js";
-import { IN_FLIGHT_STALE_MS, InFlightRequests } from "../limits/in-flight.js";
+import { InFlightRequests } from "../limits/in-flight.js";
 import { RateWindows } from "../limits/rate-windows.js";
 import { AccountLimitsCache } from "./services/account-limits.js";
 import { Admission } from "./services/admission.js";
@@ -126,9 +126,13 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       accountChanged: (accountId) => accountLimits.forget(accountId),
     }),
   };
+  const inFlight = new InFlightRequests(redis, config.redisPrefix, {
+    staleMs: config.limits.inFlightStaleMs,
+    timeoutMs: config.redisCommandTimeoutMs,
+  });
   const admission = new Admission(
     new RateWindows(redis, config.redisPrefix, config.redisCommandTimeoutMs),
-    new InFlightRequests(redis, config.redisPrefix, IN_FLIGHT_STALE_MS, config.redisCommandTimeoutMs),
+    inFlight,
     accountLimits,
     config.limits,
     log.child("limits"),
@@ -182,6 +186,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       await closed;
       clearTimeout(grace);
       hub.close();
+      inFlight.close();
       await reconciler.close();
       await control.close();
       await templates.close();

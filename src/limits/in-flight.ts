@@ -3,50 +3,112 @@ import { callRedis } from "../queues/redis-call.js";
 
 /**
  * The generation requests each account has queued or running, shared by every API process:
- * a sorted set per account of request IDs scored by their admission time. Admission checks
- * the cap and adds in one script; the end of a request removes it. Entries older than
- * `staleMs` are dropped first, so a request whose API process died is not counted for ever.
+ * a sorted set per account of request IDs, each scored by when its API process last said it
+ * still follows it (Redis's own clock, so that API hosts' clocks never matter). Admission drops
+ * the entries not confirmed within `staleMs`, checks the cap and adds in one script; the end of
+ * a request removes it. Each API process confirms its own requests every third of `staleMs`,
+ * so a request that runs for an hour keeps counting, and the requests of an API process that
+ * died (SIGKILL, a lost host: nothing released them) stop counting within `staleMs`.
  */
-const ADMIT = `
-redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[1] - ARGV[2])
+const NOW_MS = `
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+const ADMIT = `${NOW_MS}
+redis.call('zremrangebyscore', KEYS[1], '-inf', now - tonumber(ARGV[1]))
 local count = redis.call('zcard', KEYS[1])
-if count >= tonumber(ARGV[3]) then return -1 - count end
-redis.call('zadd', KEYS[1], ARGV[1], ARGV[4])
-redis.call('pexpire', KEYS[1], ARGV[2])
+if count >= tonumber(ARGV[2]) then return -1 - count end
+redis.call('zadd', KEYS[1], now, ARGV[3])
+redis.call('pexpire', KEYS[1], ARGV[1])
 return count
 `;
 
-/** The longest a request counts as in flight (its API process may have died without releasing it). */
-export const IN_FLIGHT_STALE_MS = 30 * 60_000;
+/** Confirms members still in the set (XX: one released meanwhile is not added back). */
+const CONFIRM = `${NOW_MS}
+for i = 2, #ARGV do redis.call('zadd', KEYS[1], 'XX', now, ARGV[i]) end
+redis.call('pexpire', KEYS[1], ARGV[1])
+return 0
+`;
+
+/** Request IDs confirmed by one script at most (a cap may be in the hundreds of thousands). */
+const CONFIRM_BATCH = 1000;
+
+export interface InFlightOptions {
+  /** How long an entry counts without its API process confirming it (HEARTH_IN_FLIGHT_STALE_MS). */
+  staleMs: number;
+  /** Redis down or not answering within this: a 503 (redis-call.ts). */
+  timeoutMs: number;
+}
 
 export class InFlightRequests {
+  /** The requests this process admitted and has not released, by account. */
+  private readonly held = new Map<string, Set<string>>();
+  private timer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,
-    /** How long an entry counts at most (the longest a request can live). */
-    private readonly staleMs: number,
-    /** Redis down or not answering within this: a 503 (redis-call.ts). */
-    private readonly timeoutMs: number,
+    private readonly options: InFlightOptions,
   ) {}
 
   /**
-   * Counts the request in, unless the account already has `cap`: then null and the count. The
-   * count before this one is what fair scheduling orders by (queues/priority in the caller).
+   * Counts the request in, unless the account already has `cap`: then not admitted, with the
+   * count. The count before this one is what fair scheduling orders by (the caller's priority).
    */
   async admit(accountId: string, requestId: string, cap: number): Promise<{ admitted: boolean; before: number }> {
-    const key = this.key(accountId);
-    const result = (await callRedis(this.redis, this.timeoutMs, () =>
-      this.redis.eval(ADMIT, 1, key, Date.now(), this.staleMs, cap, requestId),
+    const { staleMs, timeoutMs } = this.options;
+    const result = (await callRedis(this.redis, timeoutMs, () =>
+      this.redis.eval(ADMIT, 1, this.key(accountId), staleMs, cap, requestId),
     )) as number;
-    return result < 0 ? { admitted: false, before: -1 - result } : { admitted: true, before: result };
+    if (result < 0) return { admitted: false, before: -1 - result };
+    const requests = this.held.get(accountId) ?? new Set();
+    this.held.set(accountId, requests.add(requestId));
+    this.timer ??= setInterval(() => void this.confirm(), Math.max(1, Math.floor(staleMs / 3))).unref();
+    return { admitted: true, before: result };
   }
 
   async release(accountId: string, requestId: string): Promise<void> {
-    await callRedis(this.redis, this.timeoutMs, () => this.redis.zrem(this.key(accountId), requestId));
+    const requests = this.held.get(accountId);
+    requests?.delete(requestId);
+    if (requests?.size === 0) this.held.delete(accountId);
+    if (this.held.size === 0) this.stopConfirming();
+    await callRedis(this.redis, this.options.timeoutMs, () => this.redis.zrem(this.key(accountId), requestId));
   }
 
   async count(accountId: string): Promise<number> {
-    return callRedis(this.redis, this.timeoutMs, () => this.redis.zcard(this.key(accountId)));
+    return callRedis(this.redis, this.options.timeoutMs, () => this.redis.zcard(this.key(accountId)));
+  }
+
+  /** Stops confirming (the process is closing; what it still holds goes stale). */
+  close(): void {
+    this.stopConfirming();
+  }
+
+  /**
+   * One script per account holding requests here. A confirmation that fails (Redis slow or
+   * away) is simply late: the next one comes a third of `staleMs` later.
+   */
+  private async confirm(): Promise<void> {
+    if (this.redis.status !== "ready") return;
+    const { staleMs, timeoutMs } = this.options;
+    const calls: Promise<unknown>[] = [];
+    for (const [accountId, requests] of this.held) {
+      const ids = [...requests];
+      for (let i = 0; i < ids.length; i += CONFIRM_BATCH) {
+        const batch = ids.slice(i, i + CONFIRM_BATCH);
+        const key = this.key(accountId);
+        calls.push(
+          callRedis(this.redis, timeoutMs, () => this.redis.eval(CONFIRM, 1, key, staleMs, ...batch)).catch(() => {}),
+        );
+      }
+    }
+    await Promise.all(calls);
+  }
+
+  private stopConfirming(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   private key(accountId: string): string {

@@ -31,7 +31,10 @@ describe("LeaseChecks", () => {
     expect(seen.get("held")!.length).toBe(2 * seen.get("gone")!.length);
     expect(new Set(seen.get("held"))).toEqual(new Set([1]));
     expect(new Set(seen.get("gone"))).toEqual(new Set([0]));
-    expect(pipelines.mock.calls.length).toBe(seen.get("gone")!.length);
+    // One pipeline per reading; the next period's may be out already, its answer not yet read.
+    const readings = seen.get("gone")!.length;
+    expect(pipelines.mock.calls.length).toBeGreaterThanOrEqual(readings);
+    expect(pipelines.mock.calls.length).toBeLessThanOrEqual(readings + 1);
     expect(pipelines.mock.calls.every(([commands]) => (commands as unknown[]).length === 2)).toBe(true);
 
     // A lease that goes is read as gone at the next period.

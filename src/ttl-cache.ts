@@ -45,6 +45,11 @@ export class TtlCache<K, V> {
     return value;
   }
 
+  /** The cached value, if there is one still fresh (nothing is loaded). */
+  cached(key: K): V | undefined {
+    return this.options.ttlMs <= 0 ? undefined : this.get(key);
+  }
+
   /** Drops the entries whose value (or key) matches. */
   deleteWhere(matches: (value: V, key: K) => boolean): void {
     this.generation++;

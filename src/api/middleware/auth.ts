@@ -1,13 +1,13 @@
 import crypto from "node:crypto";
 import { getCookie } from "hono/cookie";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import type { Context } from "hono";
+import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
 import type { AuthenticatedKey } from "../../auth/api-keys.js";
 import { CSRF_HEADER, SESSION_COOKIE, type SessionStore } from "../../auth/sessions.js";
 import { AppError } from "../../errors.js";
-import type { AppEnv } from "../app-env.js";
+import type { AppEnv, Caller } from "../app-env.js";
 import type { Admission } from "../services/admission.js";
 
 /**
@@ -34,8 +34,15 @@ export function requireApiKey(
       if (!match) {
         throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");
       }
-      // Guessing keys costs a database query each: an address that keeps failing is cut off first.
       const address = clientAddress(c, trustProxy);
+      const known = apiKeys.known(match[1]!);
+      if (known) {
+        // No database query to spare: the address's failures and the key's and account's
+        // windows are read together, in one round trip to Redis instead of two.
+        const [, headers] = await Promise.all([admission.checkAddress(address), admission.request(callerOf(known))]);
+        return authenticated(c, next, known, headers);
+      }
+      // Guessing keys costs a database query each: an address that keeps failing is cut off first.
       await admission.checkAddress(address);
       key = await apiKeys.authenticate(match[1]!);
       if (!key) {
@@ -55,15 +62,26 @@ export function requireApiKey(
           "The API key this session signed in with was revoked or has expired: sign in again.",
         );
     }
-    const caller = { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.prefix, scopes: key.scopes };
-    c.set("caller", caller);
     // Every authenticated request counts against its key's and its account's requests per minute.
-    c.set("answerHeaders", await admission.request(caller));
-    await next();
-    // On every answer, streams and error bodies included (a handler's own Response does not
-    // carry what c.header set, so they are added here, to whatever answer was made).
-    setHeaders(c, c.get("answerHeaders"));
+    return authenticated(c, next, key, await admission.request(callerOf(key)));
   });
+}
+
+const callerOf = (key: AuthenticatedKey): Caller => ({
+  accountId: key.accountId,
+  keyId: key.keyId,
+  keyPrefix: key.prefix,
+  scopes: key.scopes,
+});
+
+/** Goes on as the key's caller, answering with `headers` (its rate windows). */
+async function authenticated(c: Context<AppEnv>, next: Next, key: AuthenticatedKey, headers: Record<string, string>) {
+  c.set("caller", callerOf(key));
+  c.set("answerHeaders", headers);
+  await next();
+  // On every answer, streams and error bodies included (a handler's own Response does not
+  // carry what c.header set, so they are added here, to whatever answer was made).
+  setHeaders(c, c.get("answerHeaders"));
 }
 
 function setHeaders(c: Context<AppEnv>, headers: Record<string, string>): void {

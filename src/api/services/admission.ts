@@ -1,6 +1,6 @@
 import type { Logger } from "../../logger.js";
 import type { InFlightRequests } from "../../limits/in-flight.js";
-import type { RateWindows, WindowState } from "../../limits/rate-windows.js";
+import type { Consumed, RateWindows, WindowState } from "../../limits/rate-windows.js";
 import { AppError } from "../../errors.js";
 import type { SequencedEvent, Usage } from "../../queues/stream.js";
 import type { Caller } from "../app-env.js";
@@ -39,30 +39,34 @@ export class Admission {
     await this.windows.consume("auth-failures", address, 1, this.perKeyAndAddress.authFailuresPerMinute);
   }
 
-  /** A /v1 request: counts it for its key and its account; the headers to answer with. */
+  /**
+   * A /v1 request: counts it for its key and its account, both at once (a request one window
+   * refuses is still counted in the other, as a refused one is in its own); the headers to
+   * answer with.
+   */
   async request(caller: Caller): Promise<Record<string, string>> {
     const { requestsPerMinute } = await this.limits.of(caller.accountId);
-    const windows: WindowState[] = [];
     const perKey = this.perKeyAndAddress.keyRequestsPerMinute;
-    if (perKey > 0) {
-      const key = await this.windows.consume("key-requests", caller.keyId, 1, perKey);
-      if (!key.allowed)
-        throw limited(`This API key made more than ${key.limit} requests this minute.`, key, "requests");
-      windows.push(key);
+    const [key, account] = await Promise.all([
+      perKey > 0 ? this.windows.consume("key-requests", caller.keyId, 1, perKey) : undefined,
+      requestsPerMinute !== null
+        ? this.windows.consume("account-requests", caller.accountId, 1, requestsPerMinute)
+        : undefined,
+    ]);
+    if (key && !key.allowed) {
+      throw limited(`This API key made more than ${key.limit} requests this minute.`, key, "requests");
     }
-    if (requestsPerMinute !== null) {
-      const account = await this.windows.consume("account-requests", caller.accountId, 1, requestsPerMinute);
-      if (!account.allowed) {
-        throw limited(
-          `Account "${caller.accountId}" made more than ${account.limit} requests this minute.`,
-          account,
-          "requests",
-        );
-      }
-      windows.push(account);
+    if (account && !account.allowed) {
+      throw limited(
+        `Account "${caller.accountId}" made more than ${account.limit} requests this minute.`,
+        account,
+        "requests",
+      );
     }
     // The window that binds (the fewest requests left) is the one reported.
-    const binding = windows.sort((a, b) => a.remaining - b.remaining)[0];
+    const binding = [key, account]
+      .filter((w): w is Consumed => w !== undefined)
+      .sort((a, b) => a.remaining - b.remaining)[0];
     return binding ? rateHeaders(binding, "requests") : {};
   }
 
@@ -75,37 +79,46 @@ export class Admission {
     const accountId = caller.accountId;
     const limits = await this.limits.of(accountId);
     const tpm = limits.tokensPerMinute;
-    let headers: Record<string, string> = {};
-    let counted = 0;
-    if (tpm !== null && estimate > 0) {
-      if (estimate > tpm) {
-        throw new AppError(
-          "rate_limited",
-          `This request may use up to ${estimate} tokens (its prompt and max_tokens for every choice), more than the ${tpm} tokens per minute account "${accountId}" may use: lower max_tokens or n.`,
-          { param: "max_tokens" },
-        );
-      }
-      const tokens = await this.windows.consume("account-tokens", accountId, estimate, tpm);
-      if (!tokens.allowed) {
-        await this.windows.refund("account-tokens", accountId, estimate, tpm);
+    const counting = tpm !== null && estimate > 0;
+    if (counting && estimate > tpm) {
+      throw new AppError(
+        "rate_limited",
+        `This request may use up to ${estimate} tokens (its prompt and max_tokens for every choice), more than the ${tpm} tokens per minute account "${accountId}" may use: lower max_tokens or n.`,
+        { param: "max_tokens" },
+      );
+    }
+    // The tokens and the slot at once (one round trip to Redis); whichever refuses or fails,
+    // the other is given back.
+    const [tokens, slot] = await Promise.allSettled([
+      counting ? this.windows.consume("account-tokens", accountId, estimate, tpm) : undefined,
+      this.inFlight.admit(accountId, requestId, limits.maxInFlightRequests),
+    ]);
+    const tokensTaken = tokens.status === "fulfilled" && tokens.value !== undefined;
+    const tokensOk = tokens.status === "fulfilled" && (tokens.value === undefined || tokens.value.allowed);
+    const slotOk = slot.status === "fulfilled" && slot.value.admitted;
+    if (!tokensOk || !slotOk) {
+      await Promise.all([
+        tokensTaken ? this.windows.refund("account-tokens", accountId, estimate, tpm!) : undefined,
+        slotOk ? this.inFlight.release(accountId, requestId) : undefined,
+      ]);
+      if (tokens.status === "rejected") throw tokens.reason;
+      if (slot.status === "rejected") throw slot.reason;
+      if (!tokensOk) {
+        const window = tokens.value!;
         throw limited(
           `Account "${accountId}" has used its ${tpm} tokens per minute (this request may use up to ${estimate}).`,
-          { ...tokens, remaining: Math.max(0, tokens.remaining) },
+          { ...window, remaining: Math.max(0, window.remaining) },
           "tokens",
         );
       }
-      counted = estimate;
-      headers = rateHeaders(tokens, "tokens");
-    }
-    const slot = await this.inFlight.admit(accountId, requestId, limits.maxInFlightRequests);
-    if (!slot.admitted) {
-      if (tpm !== null) await this.windows.refund("account-tokens", accountId, counted, tpm);
       throw new AppError(
         "rate_limited",
-        `Account "${accountId}" has ${slot.before} requests queued or running, its limit; retry when some have finished.`,
+        `Account "${accountId}" has ${slot.value.before} requests queued or running, its limit; retry when some have finished.`,
         { headers: { "retry-after": "1" } },
       );
     }
+    const counted = tokensTaken ? estimate : 0;
+    const headers = tokens.value ? rateHeaders(tokens.value, "tokens") : {};
     const settle = async (usage: Usage | undefined) => {
       await this.inFlight.release(accountId, requestId);
       if (tpm === null || counted === 0) return;
@@ -115,7 +128,7 @@ export class Admission {
     };
     return {
       // BullMQ runs lower first: an account's first request in flight goes before another's tenth.
-      priority: slot.before + 1,
+      priority: slot.value.before + 1,
       headers,
       track: (events) => this.track(events, settle, requestId),
       release: () => settle(undefined),

@@ -143,6 +143,10 @@ async function floodBeside(
 ): Promise<Flood> {
   let flooding = true;
   const steady = (async () => {
+    // B keeps its own clock: its first request comes at a random point of the flood's first
+    // second, not in the same instant as A's 500 (which would make every flood's first
+    // request of B one that waits for the API to take in all of A's).
+    await new Promise((r) => setTimeout(r, Math.random() * 1000));
     while (flooding) {
       const next = performance.now() + 1000;
       ttfts.push((await b.stream(body)).ttftMs);

@@ -292,6 +292,12 @@ export const variables = {
     description:
       "How long a request counts against its account's HEARTH_ACCOUNT_MAX_IN_FLIGHT without its API process confirming it (each API process confirms its own every third of this): the requests of an API process that died stop counting within this time.",
   },
+  HEARTH_INTAKE_PER_ACCOUNT: {
+    schema: int(1, 100_000),
+    default: "8",
+    description:
+      "Generation requests of one account that an API process takes in at once (reads, checks and queues); the account's others wait their turn, so that another account's request is not held behind a burst of one account's in the API's event loop.",
+  },
   HEARTH_ACCOUNT_MAX_MODELS: {
     schema: int(1, 1_000_000_000),
     default: "100",

@@ -98,6 +98,8 @@ export interface Config {
     readonly maxInFlightRequests: number;
     /** How long an in-flight entry counts unconfirmed (limits/in-flight.ts). */
     readonly inFlightStaleMs: number;
+    /** Generation requests of one account taken in at once by an API process (api/services/intake-gate.ts). */
+    readonly intakePerAccount: number;
     readonly maxModels: number;
     readonly maxStoredBytes: number;
   };
@@ -197,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authFailuresPerMinute: r.HEARTH_AUTH_FAILURES_PER_MINUTE,
       maxInFlightRequests: r.HEARTH_ACCOUNT_MAX_IN_FLIGHT,
       inFlightStaleMs: r.HEARTH_IN_FLIGHT_STALE_MS,
+      intakePerAccount: r.HEARTH_INTAKE_PER_ACCOUNT,
       maxModels: r.HEARTH_ACCOUNT_MAX_MODELS,
       maxStoredBytes: r.HEARTH_ACCOUNT_MAX_STORED_BYTES,
     },

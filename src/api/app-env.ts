@@ -18,6 +18,7 @@ import type { ModelResolver } from "./services/model-resolver.js";
 
 /** What the API is built from; main.ts wires the real ones, tests may wire their own. */
 import type { AccountLimitsCache } from "./services/account-limits.js";
+import type { IntakeGate } from "./services/intake-gate.js";
 import type { Admission } from "./services/admission.js";
 import type { CliPackage } from "./services/cli-package.js";
 
@@ -36,6 +37,7 @@ export interface AppDeps {
   models: ModelResolver;
   /** Rate limits, in-flight caps and fair priorities (services/admission.ts). */
   admission: Admission;
+  intake: IntakeGate;
   /** Accounts' limits and quotas as they apply. */
   accountLimits: AccountLimitsCache;
   /** The CLI tarball `hearth upgrade` installs from this server. */
@@ -70,6 +72,8 @@ export interface AppEnv {
     caller: Caller;
     /** Headers every answer to this request carries, whatever made it (the x-ratelimit-* ones). */
     answerHeaders: Record<string, string>;
+    /** A generation request's leaving of its account's intake gate (middleware/intake.ts); absent on other routes. */
+    leaveIntake?: () => void;
   };
 }
 

@@ -11,6 +11,7 @@ import { queueBoardRoutes } from "./admin/admin-pages.js";
 import { metricsRoutes } from "./admin/metrics-route.js";
 import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
+import { intake } from "./middleware/intake.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
@@ -22,6 +23,8 @@ import { serviceRoutes } from "./service-routes.js";
 import { webRoutes } from "./web/web-routes.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
+/** The routes that queue a generation, whose requests pass the intake gate (services/intake-gate.ts). */
+const GENERATION_PATHS = ["/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/image_generation/*"];
 const IMAGE_UPLOAD_PATH = /^\/v1\/image_generation\/accounts\/[^/]+\/models\/[^/]+\/(image_to_image|control_net)$/;
 
 /**
@@ -84,6 +87,7 @@ export function createApp(deps: AppDeps) {
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
   });
   app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions, deps.admission, deps.config.web.trustProxy));
+  for (const path of GENERATION_PATHS) app.use(path, intake(deps.intake));
   for (const mount of [
     completionsRoutes,
     chatCompletionsRoutes,

@@ -21,6 +21,7 @@ import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { TemplateSandbox } from "../templates/template-sandbox.js";
 import { InFlightRequests } from "../limits/in-flight.js";
+import { IntakeGate } from "./services/intake-gate.js";
 import { RateWindows } from "../limits/rate-windows.js";
 import { AccountLimitsCache } from "./services/account-limits.js";
 import { Admission } from "./services/admission.js";
@@ -150,6 +151,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     metrics,
     models,
     admission,
+    intake: new IntakeGate(config.limits.intakePerAccount),
     accountLimits,
     cliPackage: new CliPackage(
       { prebuilt: config.cliTarball, workDir: path.join(config.dataDir, "cli") },

@@ -126,7 +126,7 @@ export const fullSizes: BenchSizes = {
   imageRounds: 5,
   loadSeconds: 60,
   fairnessProbes: 20,
-  fairnessRounds: 6,
+  fairnessRounds: 10,
   batchingRounds: 4,
   batchingTokens: 128,
   threadsRequests: 5,

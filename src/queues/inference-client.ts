@@ -101,7 +101,19 @@ export interface InferenceObserver {
   ): void;
 }
 
-export interface RunOptions {
+/** How a job queues: its priority, and who is told once it is in its queue. */
+export interface Queueing {
+  /**
+   * Its place among the queue's waiting jobs (BullMQ priority: lower runs first, equal ones in
+   * order of arrival). Fair scheduling gives each account's request the number of requests that
+   * account already has in flight, so a flooding account's requests wait behind others' (docs/security.md).
+   */
+  priority?: number;
+  /** Called once the job is queued, or queueing it failed (the API's intake gate is left then). */
+  onQueued?: () => void;
+}
+
+export interface RunOptions extends Queueing {
   /** The request's ID (what the API returns as `x-request-id`); a new one when absent. */
   requestId?: string;
   /**
@@ -109,12 +121,6 @@ export interface RunOptions {
    * whatever the resuming route needs to render them as the first response did.
    */
   resumable?: { accountId: string; view: unknown };
-  /**
-   * Its place among the queue's waiting jobs (BullMQ priority: lower runs first, equal ones in
-   * order of arrival). Fair scheduling gives each account's request the number of requests that
-   * account already has in flight, so a flooding account's requests wait behind others' (docs/security.md).
-   */
-  priority?: number;
 }
 
 /** A request being resumed: the `view` it was started with, and all its events, from the first. */
@@ -173,16 +179,16 @@ export class InferenceClient {
   ): AsyncGenerator<SequencedEvent, void, undefined> {
     const requestId = options.requestId ?? randomUUID();
     const payload = { ...request, requestId, replyTo: this.hub.channel };
-    return this.stream("inference", payload, signal, options.resumable, options.priority);
+    return this.stream("inference", payload, signal, options.resumable, options);
   }
 
   /** An image job on its model's queue: `progress` events, then `done` with the images' keys. */
   runImage(
     request: ImageRequestPayload,
     signal: AbortSignal,
-    priority?: number,
+    queueing: Queueing = {},
   ): AsyncGenerator<SequencedEvent, void, undefined> {
-    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined, priority);
+    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined, queueing);
   }
 
   /**
@@ -220,7 +226,7 @@ export class InferenceClient {
     payload: InferencePayload | ImagePayload,
     signal: AbortSignal,
     resumable: RunOptions["resumable"],
-    priority: number | undefined,
+    { priority, onQueued }: Queueing,
   ): AsyncGenerator<SequencedEvent, void, undefined> {
     const { requestId } = payload;
     const shared = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
@@ -239,6 +245,8 @@ export class InferenceClient {
     } catch (error) {
       inbox.close();
       throw error;
+    } finally {
+      onQueued?.();
     }
     const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
     const observed = { model: payload.model.name, kind, queue: shared.name };

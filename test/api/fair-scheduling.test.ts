@@ -49,6 +49,31 @@ describe("fair scheduling between accounts", () => {
   });
 });
 
+// The intake gate (services/intake-gate.ts): one account's requests are taken in a few at a
+// time, and each leaves the gate once its job is queued, not when it is answered.
+describe("the API's intake gate", () => {
+  let hearth: TestHearth;
+  let queue: Queue;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ hearth, queue, close } = await oneSequenceHearth(
+      { HEARTH_INTAKE_PER_ACCOUNT: "1", HEARTH_EXPRESS_SEQUENCES: "0", HEARTH_QUEUE_TIMEOUT_MS: "60000" },
+      false,
+    ));
+  });
+  afterAll(() => close?.());
+
+  it("takes in an account's requests one at a time, each leaving the gate once queued", async () => {
+    const flood = await createTestAccount(hearth, "gated");
+    const body = { model: HEARTH_TINY_REF, prompt: "Hi", max_tokens: 8, temperature: 0 };
+    // No worker: were the gate held until the answer, the second request would never be queued.
+    const runs = Array.from({ length: 6 }, () => flood.call("POST", "/v1/completions", body));
+    await eventually(async () => expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(6));
+    await hearth.startWorker();
+    expect((await Promise.all(runs)).map((r) => r.status)).toEqual(Array(6).fill(200));
+  });
+});
+
 /**
  * The express lane (docs/security.md): while a model's shared queue has a backlog, an account's
  * lone request goes to the model's express queue, and the worker runs it at once on a sequence

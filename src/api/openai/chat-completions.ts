@@ -37,7 +37,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       deps.inference.run(
         { kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
         abort.signal,
-        { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, priority: ticket.priority },
+        { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, ...ticket.queueing },
       ),
     );
 

@@ -52,7 +52,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         {
           requestId,
           resumable: view && { accountId: c.get("caller").accountId, view },
-          priority: ticket.priority,
+          ...ticket.queueing,
         },
       ),
     );

@@ -31,7 +31,7 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const events = ticket.track(
       deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal, {
         requestId,
-        priority: ticket.priority,
+        ...ticket.queueing,
       }),
     );
     const result = await collect(events, 0);

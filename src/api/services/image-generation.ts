@@ -3,7 +3,7 @@ import type { RedisClient } from "../../queues/connection.js";
 import sharp, { type Metadata } from "sharp";
 import type { Config } from "../../config.js";
 import { AppError } from "../../errors.js";
-import type { GenerationTicket } from "./admission.js";
+import type { RouteTicket } from "../admit-generation.js";
 import type { ImageParams } from "../../images/image-backend.js";
 import { imageBlobs } from "../../queues/image-job.js";
 import type { ImageRequestPayload, InferenceClient } from "../../queues/inference-client.js";
@@ -54,7 +54,7 @@ export class ImageGeneration {
     name: string,
     ask: ImageAsk,
     signal: AbortSignal,
-    admit: (requestId: string) => Promise<GenerationTicket>,
+    admit: (requestId: string) => Promise<RouteTicket>,
   ): AsyncGenerator<ImageRunEvent> {
     const { target } = await this.models.forImages(callerAccountId, name);
     const backend = this.config.images.models.find((m) => m.id === target.baseModelId)?.backend.kind ?? "a1111";
@@ -90,7 +90,7 @@ export class ImageGeneration {
       throw error;
     }
     const events = ticket.track(
-      this.inference.runImage({ requestId, model: target, params, init, control }, signal, ticket.priority),
+      this.inference.runImage({ requestId, model: target, params, init, control }, signal, ticket.queueing),
     );
     for await (const event of events) {
       if (event.type === "progress") yield event;

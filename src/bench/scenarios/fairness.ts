@@ -19,7 +19,11 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
   const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: sizes.loadTokens, temperature: 0 };
   try {
     // A warm-up flood and B's first requests, so that "alone" is not also "first" (or cold code).
-    await flood(a, body, Math.min(50, sizes.fairnessFlood));
+    const warmUp = await flood(a, body, Math.min(50, sizes.fairnessFlood));
+    // B's first request of a flood comes at a random point of its first second, or of its first
+    // third when a flood is expected to be shorter than 3 s (a short run's), so that B still
+    // sends during it.
+    const phaseMs = Math.min(1000, (sizes.fairnessFlood * warmUp.seconds * 1000) / warmUp.completed / 3);
     for (let i = 0; i < 10; i++) await b.stream(body);
     // Rounds of B alone, then A alone and A with B beside: each flood gives B only a few requests (one
     // a second), and B's requests alone are taken in each round as the floods leave the processes.
@@ -41,7 +45,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
           progress.step(
             `fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests, and B's one a second`,
           );
-          aBeside.push(await floodBeside(a, b, body, sizes.fairnessFlood, beside));
+          aBeside.push(await floodBeside(a, b, body, sizes.fairnessFlood, beside, phaseMs));
         },
       ];
       if (round % 2 === 0) floods.reverse();
@@ -133,20 +137,24 @@ function perSecond(floods: Flood[]): number {
   return floods.reduce((sum, f) => sum + f.completed, 0) / floods.reduce((sum, f) => sum + f.seconds, 0);
 }
 
-/** A's flood with B's one streamed request a second beside it, B's times to first token added to `ttfts`. */
+/**
+ * A's flood with B's one streamed request a second beside it, the first within `phaseMs` of
+ * the flood's start, B's times to first token added to `ttfts`.
+ */
 async function floodBeside(
   a: BenchHttp,
   b: BenchHttp,
   body: Record<string, unknown>,
   count: number,
   ttfts: number[],
+  phaseMs: number,
 ): Promise<Flood> {
   let flooding = true;
   const steady = (async () => {
     // B keeps its own clock: its first request comes at a random point of the flood's first
-    // second, not in the same instant as A's 500 (which would make every flood's first
+    // `phaseMs`, not in the same instant as A's 500 (which would make every flood's first
     // request of B one that waits for the API to take in all of A's).
-    await new Promise((r) => setTimeout(r, Math.random() * 1000));
+    await new Promise((r) => setTimeout(r, Math.random() * phaseMs));
     while (flooding) {
       const next = performance.now() + 1000;
       ttfts.push((await b.stream(body)).ttftMs);

@@ -19,11 +19,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
   const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: sizes.loadTokens, temperature: 0 };
   try {
     // A warm-up flood and B's first requests, so that "alone" is not also "first" (or cold code).
-    const warmUp = await flood(a, body, Math.min(50, sizes.fairnessFlood));
-    // B's first request of a flood comes at a random point of its first second, or of its first
-    // third when a flood is expected to be shorter than 3 s (a short run's), so that B still
-    // sends during it.
-    const phaseMs = Math.min(1000, (sizes.fairnessFlood * warmUp.seconds * 1000) / warmUp.completed / 3);
+    await flood(a, body, Math.min(50, sizes.fairnessFlood));
     for (let i = 0; i < 10; i++) await b.stream(body);
     // Rounds of B alone, then A alone and A with B beside: each flood gives B only a few requests (one
     // a second), and B's requests alone are taken in each round as the floods leave the processes.
@@ -45,7 +41,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
           progress.step(
             `fairness: round ${round}/${sizes.fairnessRounds}, A's ${sizes.fairnessFlood} requests, and B's one a second`,
           );
-          aBeside.push(await floodBeside(a, b, body, sizes.fairnessFlood, beside, phaseMs));
+          aBeside.push(await floodBeside(a, b, body, sizes.fairnessFlood, beside));
         },
       ];
       if (round % 2 === 0) floods.reverse();
@@ -138,8 +134,12 @@ function perSecond(floods: Flood[]): number {
 }
 
 /**
- * A's flood with B's one streamed request a second beside it, the first within `phaseMs` of
- * the flood's start, B's times to first token added to `ttfts`.
+ * A's flood with B's one streamed request a second beside it, B's times to first token added
+ * to `ttfts`. B's first request waits for a random number of A's answers, fewer than a third
+ * of them: not sent in the same instant as A's requests (which would make every flood's first
+ * request of B one that waits for the API to take in all of A's), and always while A's flood
+ * still runs, however fast or slow the machine (a clock-based delay missed a short flood's end
+ * on a slower one, and B had nothing to measure).
  */
 async function floodBeside(
   a: BenchHttp,
@@ -147,14 +147,16 @@ async function floodBeside(
   body: Record<string, unknown>,
   count: number,
   ttfts: number[],
-  phaseMs: number,
 ): Promise<Flood> {
   let flooding = true;
+  const startAfter = Math.floor((Math.random() * count) / 3);
+  let started!: () => void;
+  const start = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  if (startAfter === 0) started();
   const steady = (async () => {
-    // B keeps its own clock: its first request comes at a random point of the flood's first
-    // `phaseMs`, not in the same instant as A's 500 (which would make every flood's first
-    // request of B one that waits for the API to take in all of A's).
-    await new Promise((r) => setTimeout(r, Math.random() * phaseMs));
+    await start;
     while (flooding) {
       const next = performance.now() + 1000;
       ttfts.push((await b.stream(body)).ttftMs);
@@ -162,25 +164,40 @@ async function floodBeside(
     }
   })();
   try {
-    return await flood(a, body, count);
+    return await flood(a, body, count, (answered) => {
+      if (answered === startAfter) started();
+    });
   } finally {
     flooding = false;
+    started();
     await steady;
   }
 }
 
-/** `count` completions at once: how long they took, and how many failed. */
-async function flood(client: BenchHttp, body: Record<string, unknown>, count: number): Promise<Flood> {
+/**
+ * `count` completions at once: how long they took, and how many failed. `onAnswer` hears the
+ * number of requests answered so far (ok or not) after each answer.
+ */
+async function flood(
+  client: BenchHttp,
+  body: Record<string, unknown>,
+  count: number,
+  onAnswer?: (answered: number) => void,
+): Promise<Flood> {
   const started = performance.now();
   let errors = 0;
+  let answered = 0;
   const failures: Record<string, number> = {};
   await Promise.all(
     Array.from({ length: count }, () =>
-      client.complete(body).catch((error: unknown) => {
-        errors++;
-        const message = error instanceof Error ? error.message : String(error);
-        failures[message] = (failures[message] ?? 0) + 1;
-      }),
+      client
+        .complete(body)
+        .catch((error: unknown) => {
+          errors++;
+          const message = error instanceof Error ? error.message : String(error);
+          failures[message] = (failures[message] ?? 0) + 1;
+        })
+        .finally(() => onAnswer?.(++answered)),
     ),
   );
   const seconds = (performance.now() - started) / 1000;

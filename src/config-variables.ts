@@ -194,13 +194,13 @@ export const variables = {
     schema: int(0, 16),
     default: "1",
     description:
-      "Sequences of each base model context kept for the express lane: while a model's queue has a backlog, the request of an account with nothing else in flight goes to the model's express queue, and a worker runs it at once on a kept sequence instead of waiting for one of the busy ones to end. Each costs one sequence of KV cache (HEARTH_CONTEXT_SIZE tokens). 0: no express lane.",
+      "Sequences of each base model's express context, the express lane's: while a model's queue has a backlog, the request of an account with nothing else in flight goes to the model's express queue, and a worker runs it at once on a context of its own, beside the busy ones, instead of waiting for a sequence and for their steps. The context costs its sequences' KV cache (HEARTH_CONTEXT_SIZE tokens each) and llama.cpp's compute buffers (12 MB in all for the bench's 135M-parameter model). 0: no express lane.",
   },
   HEARTH_EXPRESS_WAIT_MS: {
     schema: int(0, 60_000),
     default: "250",
     description:
-      "The longest a request waits in the express queue (every kept sequence busy); not started by then, it moves to its model's shared queue, ahead of the requests of accounts with more in flight.",
+      "The longest a request waits in the express queue (every sequence of the express contexts busy); not started by then, it moves to its model's shared queue, ahead of the requests of accounts with more in flight.",
   },
   HEARTH_CONTEXTS_PER_MODEL: {
     schema: int(1, 16),

@@ -47,7 +47,7 @@ export interface Config {
     readonly adapterSequences: number;
     readonly adapterContexts: number;
     readonly contextsPerModel: number;
-    /** Sequences of each base context kept for express requests (HEARTH_EXPRESS_SEQUENCES). */
+    /** Sequences of each base model's express context (HEARTH_EXPRESS_SEQUENCES). */
     readonly expressSequences: number;
     readonly threads: number;
     readonly contextSize: number;

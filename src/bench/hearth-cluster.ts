@@ -15,7 +15,7 @@ export interface WorkerSettings {
   adapterSequences: number;
   adapterContexts: number;
   concurrency: number;
-  /** Sequences each base context keeps for the express lane (HEARTH_EXPRESS_SEQUENCES). */
+  /** Sequences of each base model's express context (HEARTH_EXPRESS_SEQUENCES). */
   expressSequences: number;
   contextSize: number;
   maxAdapters: number;

@@ -1,6 +1,7 @@
 import { AppError } from "../errors.js";
 import { AdapterContexts, type AdapterContextsHooks } from "./adapter-contexts.js";
 import { ContextPool } from "./context-pool.js";
+import { ExpressContext } from "./express-context.js";
 import type {
   ContextOptions,
   Engine,
@@ -23,7 +24,7 @@ export interface ModelInstanceOptions {
   /** Base contexts (requests go to the least busy one). */
   contexts: number;
   sequences: number;
-  /** Sequences of each base context kept for express requests (ContextOptions.reserved). */
+  /** Sequences of the base model's express context (ExpressContext); 0: none. */
   expressSequences: number;
   /** Contexts all the adapters share (each batch one adapter's sequences), created on first use. */
   adapterContexts: number;
@@ -61,12 +62,11 @@ export class ModelInstance {
   }
 
   static async create(options: ModelInstanceOptions, generation: number): Promise<ModelInstance> {
-    const { engine, base, contexts: count, sequences, expressSequences, contextSize, threads, onDecode } = options;
+    const { engine, base, threads } = options;
     const model = await engine.loadModel({ id: base.id, path: base.path, threads });
     let context: EngineContext;
     try {
-      const contextOptions = { sequences, reserved: expressSequences, contextSize, threads, onDecode };
-      context = await createContexts(model, count, contextOptions);
+      context = await createBaseContext(model, options);
     } catch (error) {
       // The failure itself is what the caller sees.
       await model.dispose().catch(() => {});
@@ -165,6 +165,21 @@ export class ModelInstance {
       await this.model.dispose();
     });
     return this.retired;
+  }
+}
+
+/** The base model's shared context(s), with its express context beside them when it has one. */
+async function createBaseContext(model: EngineModel, options: ModelInstanceOptions): Promise<EngineContext> {
+  const { contexts: count, sequences, expressSequences, contextSize, threads, onDecode } = options;
+  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
+  if (expressSequences === 0) return shared;
+  try {
+    const express = await model.createContext({ sequences: expressSequences, contextSize, threads, onDecode });
+    return new ExpressContext(shared, express);
+  } catch (error) {
+    // The failure itself is what the caller sees.
+    await shared.dispose().catch(() => {});
+    throw error;
   }
 }
 

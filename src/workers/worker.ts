@@ -189,13 +189,12 @@ export class HearthWorker {
         },
       });
       const connection = this.publisher.duplicate();
-      // The shared queue, this worker's own, and the express lane (as many at once as the contexts keep sequences for).
+      // The shared queue, this worker's own, and the express lane (as many at once as the express context has sequences).
       const lanes: [string, number][] = [
         [jobs.inference.queueName(base.id), this.config.worker.concurrency],
         [jobs.inference.queueName(base.id, this.id), this.config.worker.concurrency],
       ];
-      if (expressSequences > 0)
-        lanes.push([jobs.inference.expressQueueName(base.id), expressSequences * contextsPerModel]);
+      if (expressSequences > 0) lanes.push([jobs.inference.expressQueueName(base.id), expressSequences]);
       const consumers = lanes.map(([queueName, concurrency]) =>
         consumeJobs("inference", queueName, this.handlers, {
           connection,

@@ -9,7 +9,8 @@ import { round, summarize } from "../stats.js";
  * throughput with B beside it with A's alone. Each request queues with its account's number of
  * requests in flight as its priority, so B's request never waits behind A's backlog; and since
  * B has nothing else in flight while A's backlog waits, it goes to the express lane, where the
- * worker runs it at once on a sequence kept for such requests (HEARTH_EXPRESS_SEQUENCES).
+ * worker runs it at once on the base model's express context, beside the shared one
+ * (HEARTH_EXPRESS_SEQUENCES).
  */
 export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress, cluster } = ctx;
@@ -91,7 +92,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
       notes: [
         `${loaded.n} requests of B during ${sizes.fairnessRounds} floods (A's alone and beside B alternate by round). The worker takes ${ctx.workerSettings.concurrency} of A's jobs at ` +
           `once; B's request, its account's only one in flight while A's backlog waits, goes to the express lane and runs ` +
-          `at once on one of the ${ctx.workerSettings.expressSequences} sequence(s) the worker keeps for such requests.`,
+          `at once on the worker's express context (${ctx.workerSettings.expressSequences} sequence(s)), beside the shared one.`,
         ...failureNotes([...aAlone, ...aBeside]),
       ],
       details: { alone, beside, asA, aAlone, aBeside },

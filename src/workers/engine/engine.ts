@@ -59,11 +59,6 @@ export interface RenderedPrompt {
 
 export interface ContextOptions {
   sequences: number;
-  /**
-   * Sequences beyond `sequences` that only express requests take (fair scheduling's express
-   * lane: the request of an account with nothing else in flight, docs/security.md). 0 when absent.
-   */
-  reserved?: number;
   contextSize: number;
   threads: number;
   /**
@@ -99,7 +94,11 @@ export interface GenerateRequest {
   sampling: Sampling;
   /** Stop strings beyond sampling.stop (from the chat template). */
   extraStop?: readonly string[];
-  /** An express request: it may take the context's reserved sequences, and is served first among those waiting. */
+  /**
+   * An express request (fair scheduling's express lane: the request of an account with nothing
+   * else in flight, docs/security.md): served first among those waiting for a sequence, and its
+   * prompt decoded in a batch of its own.
+   */
   express?: boolean;
 }
 
@@ -112,7 +111,7 @@ export interface GenerateResult {
 export interface EngineContext {
   /** Tokens of context each sequence has. */
   readonly contextSize: number;
-  /** Requests it runs at once (more wait for a free sequence), not counting the sequences reserved for express requests. */
+  /** Requests it runs at once (more wait for a free sequence). */
   readonly sequences: number;
   /**
    * Generates into one free sequence (waiting for one if all are busy), calling

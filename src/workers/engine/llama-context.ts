@@ -9,8 +9,7 @@ import { TokenTextDecoder } from "./token-text.js";
 /**
  * One llama.cpp context: a fixed number of sequences evaluated together in batches.
  * Each request takes a fresh sequence, or waits for one in arrival order; express requests
- * wait ahead of the others, and `reserved` sequences beyond `sequences` are theirs alone:
- * other requests never hold more than `sequences` at once (the express lane, docs/security.md).
+ * wait ahead of the others (the express lane, docs/security.md).
  *
  * A sequence is never reused: clearing a used one (`clearHistory`) takes the context's
  * lock, which the batch loop holds for as long as other sequences keep generating, so
@@ -22,8 +21,6 @@ import { TokenTextDecoder } from "./token-text.js";
 export class LlamaEngineContext implements EngineContext {
   /** Requests waiting for a sequence: express ones are served first. */
   private readonly waiting = { express: [] as Waiter[], other: [] as Waiter[] };
-  /** Sequences held by requests that are not express (their slots counted until they are back). */
-  private otherHeld = 0;
   /** Sequences disposed whose slots are not back yet. */
   private reclaiming = 0;
   /** Generations paused until a slot comes back. */
@@ -36,8 +33,6 @@ export class LlamaEngineContext implements EngineContext {
     private readonly gang: StepGang,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
-    /** Of the context's sequences, how many only express requests take. */
-    private readonly reserved = 0,
   ) {}
 
   get contextSize(): number {
@@ -45,7 +40,7 @@ export class LlamaEngineContext implements EngineContext {
   }
 
   get sequences(): number {
-    return this.context.totalSequences - this.reserved;
+    return this.context.totalSequences;
   }
 
   async generate(
@@ -76,7 +71,7 @@ export class LlamaEngineContext implements EngineContext {
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
-      this.release(sequence, express);
+      this.release(sequence);
     }
   }
 
@@ -145,7 +140,7 @@ export class LlamaEngineContext implements EngineContext {
 
   private acquire(signal: AbortSignal, express: boolean): Promise<LlamaContextSequence | undefined> {
     const queue = express ? this.waiting.express : this.waiting.other;
-    if (queue.length === 0 && this.mayTake(express)) return Promise.resolve(this.take(express));
+    if (queue.length === 0 && this.free()) return Promise.resolve(this.context.getSequence());
     return new Promise((resolve) => {
       const waiter = (s: LlamaContextSequence) => {
         signal.removeEventListener("abort", onAbort);
@@ -161,19 +156,13 @@ export class LlamaEngineContext implements EngineContext {
     });
   }
 
-  /** A free sequence, that a request of this kind may have (the reserved ones are express requests' only). */
-  private mayTake(express: boolean): boolean {
-    if (this.context.disposed || this.context.sequencesLeft === 0) return false;
-    return express || this.otherHeld < this.sequences;
-  }
-
-  private take(express: boolean): LlamaContextSequence {
-    if (!express) this.otherHeld++;
-    return this.context.getSequence();
+  /** A sequence can be had now. */
+  private free(): boolean {
+    return !this.context.disposed && this.context.sequencesLeft > 0;
   }
 
   /** Disposes the sequence; once its slot is back, the longest-waiting request gets a fresh one (express ones first). */
-  private release(sequence: LlamaContextSequence, express: boolean) {
+  private release(sequence: LlamaContextSequence) {
     this.reclaiming++;
     void sequence
       .dispose()
@@ -181,10 +170,8 @@ export class LlamaEngineContext implements EngineContext {
       .catch(() => {})
       .then(() => {
         this.reclaiming--;
-        if (!express) this.otherHeld--;
-        for (const kind of [true, false]) {
-          const queue = kind ? this.waiting.express : this.waiting.other;
-          while (queue.length > 0 && this.mayTake(kind)) queue.shift()!(this.take(kind));
+        for (const queue of [this.waiting.express, this.waiting.other]) {
+          while (queue.length > 0 && this.free()) queue.shift()!(this.context.getSequence());
         }
         const parked = this.parked;
         this.parked = [];

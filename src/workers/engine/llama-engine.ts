@@ -156,7 +156,7 @@ class LlamaEngineModel implements EngineModel {
     const batching = options.adapters ? new AdapterBatching() : undefined;
     const gang = new StepGang();
     const context = await this.model.createContext({
-      sequences: options.sequences + (options.reserved ?? 0),
+      sequences: options.sequences,
       contextSize: Math.min(options.contextSize, this.model.trainContextSize),
       threads: options.threads,
       batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
@@ -168,7 +168,7 @@ class LlamaEngineModel implements EngineModel {
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context, gang, batching, options.reserved);
+    return new LlamaEngineContext(this.model, context, gang, batching);
   }
 
   async loadAdapter(path: string): Promise<EngineAdapter> {

@@ -136,11 +136,13 @@ function perSecond(floods: Flood[]): number {
 
 /**
  * A's flood with B's one streamed request a second beside it, B's times to first token added
- * to `ttfts`. B's first request waits for a random number of A's answers, fewer than a third
- * of them: not sent in the same instant as A's requests (which would make every flood's first
- * request of B one that waits for the API to take in all of A's), and always while A's flood
- * still runs, however fast or slow the machine (a clock-based delay missed a short flood's end
- * on a slower one, and B had nothing to measure).
+ * to `ttfts`. B keeps its own clock: its first request goes at a random point of the flood's
+ * first second, not in the same instant as A's requests (which would make every flood's first
+ * request of B one that waits for the API to take in all of A's), nor on one of A's answers
+ * (they come in bursts, as the sequences generating together end together, and B's requests
+ * would be tied to those moments). A flood shorter than that (a short run's, on
+ * a fast machine) would end before B sent anything, so B goes at the latest once a third of A's
+ * requests have been answered.
  */
 async function floodBeside(
   a: BenchHttp,
@@ -150,12 +152,12 @@ async function floodBeside(
   ttfts: number[],
 ): Promise<Flood> {
   let flooding = true;
-  const startAfter = Math.floor((Math.random() * count) / 3);
   let started!: () => void;
   const start = new Promise<void>((resolve) => {
     started = resolve;
   });
-  if (startAfter === 0) started();
+  const timer = setTimeout(() => started(), Math.random() * 1000);
+  const latest = Math.ceil(count / 3);
   const steady = (async () => {
     await start;
     while (flooding) {
@@ -166,10 +168,11 @@ async function floodBeside(
   })();
   try {
     return await flood(a, body, count, (answered) => {
-      if (answered === startAfter) started();
+      if (answered === latest) started();
     });
   } finally {
     flooding = false;
+    clearTimeout(timer);
     started();
     await steady;
   }

@@ -8,6 +8,12 @@ import type { DecodeSample } from "./engine/engine.js";
  * on /metrics, and a warning in the log (and a gauge) while steps run far slower than the
  * model's own figure, which is what llama.cpp's spinning threads do when the cores are
  * oversubscribed.
+ *
+ * The express context's steps go on the metrics but are not compared: they run beside the
+ * shared context's decodes, only while those are busy, and share the cores and the memory
+ * bandwidth with them. In the bench's fairness flood its one-sequence steps took 3–6 × the
+ * best of a one-sequence step alone (0.3–0.6 ms against 0.1), and flagged the model as
+ * oversubscribed again and again, each time with a warning to lower the threads.
  */
 export function watchDecodes(
   model: string,
@@ -23,6 +29,7 @@ export function watchDecodes(
     if (sample.tokens !== sample.sequences) return;
     metrics.decodeStepSequences.labels(model).observe(sample.sequences);
     metrics.decodeStep.labels(model).observe(sample.ms / 1000);
+    if (sample.express) return;
     const change = slowdown.record(sample);
     metrics.decodeSlowdown.labels(model).set(slowdown.ratio);
     if (!change) return;

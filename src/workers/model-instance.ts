@@ -174,7 +174,12 @@ async function createBaseContext(model: EngineModel, options: ModelInstanceOptio
   const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
   if (expressSequences === 0) return shared;
   try {
-    const express = await model.createContext({ sequences: expressSequences, contextSize, threads, onDecode });
+    const express = await model.createContext({
+      sequences: expressSequences,
+      contextSize,
+      threads,
+      onDecode: onDecode && ((sample) => onDecode({ ...sample, express: true })),
+    });
     return new ExpressContext(shared, express);
   } catch (error) {
     // The failure itself is what the caller sees.

@@ -74,5 +74,11 @@ describe("watchDecodes", () => {
     for (const s of window(1, 9)) onDecode(s);
     expect(await value("hearth_worker_cpu_oversubscribed")).toBe(0);
     expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>).at(-1)).toMatchObject({ level: "info" });
+    // The express context's steps, slow beside the shared context's: on the metrics, never compared.
+    const logged = lines.length;
+    for (const s of window(1, 80)) onDecode({ ...s, express: true });
+    expect(await value("hearth_worker_decode_step_seconds", "_count")).toBe(16);
+    expect(await value("hearth_worker_cpu_oversubscribed")).toBe(0);
+    expect(lines).toHaveLength(logged);
   });
 });

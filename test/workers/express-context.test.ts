@@ -4,6 +4,7 @@ import type { Sampling } from "../../src/queues/jobs.js";
 import type { DecodeSample, EngineModel } from "../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../src/workers/engine/llama-engine.js";
 import { ExpressContext } from "../../src/workers/express-context.js";
+import { ModelInstance } from "../../src/workers/model-instance.js";
 import { greedyText } from "../helpers/oracle.js";
 import { testModelDir } from "../helpers/test-models.js";
 
@@ -124,5 +125,55 @@ describe("ExpressContext", () => {
     expect((await waiting).completionTokens).toBe(3);
     expect(whileLong).toEqual({ running: 1, waitingStarted: false });
     expect(decodes.express.every((d) => d.sequences === 1)).toBe(true);
+  });
+});
+
+// A model object as a worker holds it: HEARTH_EXPRESS_SEQUENCES gives its base model an express context.
+describe("ModelInstance's express context", () => {
+  let engine: LlamaEngine;
+  beforeAll(async () => {
+    engine = await LlamaEngine.create();
+  });
+  afterAll(async () => {
+    await engine?.close();
+  });
+
+  it("runs express requests beside the shared context, its decodes marked for the metrics", async () => {
+    const decodes: DecodeSample[] = [];
+    const instance = await ModelInstance.create(
+      {
+        engine,
+        base: { id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf") },
+        contexts: 1,
+        sequences: 1,
+        expressSequences: 1,
+        adapterContexts: 1,
+        adapterSequences: 1,
+        contextSize: 256,
+        threads: 1,
+        maxAdapters: 1,
+        adapterPath: () => Promise.reject(new Error("no adapters here")),
+        onDecode: (d) => decodes.push(d),
+      },
+      1,
+    );
+    const lease = await instance.lease();
+    try {
+      const generate = (prompt: string, express: boolean) =>
+        lease.context.generate(
+          { promptTokens: lease.model.tokenize(prompt), sampling: greedy(6), express },
+          new AbortController().signal,
+          () => {},
+        );
+      // The shared context's one sequence busy, the express request still runs at once.
+      const [other, express] = await Promise.all([generate("Another ", false), generate("Express ", true)]);
+      expect(lease.context.sequences).toBe(1);
+      expect(decodes.filter((d) => d.express)).toHaveLength(express.completionTokens);
+      expect(decodes.filter((d) => !d.express)).toHaveLength(other.completionTokens);
+      expect(decodes.find((d) => d.express)).toMatchObject({ tokens: express.promptTokens, sequences: 1 });
+    } finally {
+      lease.release();
+      await instance.retire();
+    }
   });
 });

@@ -78,6 +78,8 @@ export interface DecodeSample {
   sequences: number;
   /** Wall time of the decode itself (not the sampling after it). */
   ms: number;
+  /** A decode of the express context (ModelInstance), which runs beside the shared one's. */
+  express?: boolean;
 }
 
 /** A LoRA adapter loaded onto a model. */

@@ -11,7 +11,7 @@ import { queueBoardRoutes } from "./admin/admin-pages.js";
 import { metricsRoutes } from "./admin/metrics-route.js";
 import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
-import { intake } from "./middleware/intake.js";
+import { intake, intakeBeforeAuth } from "./middleware/intake.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
@@ -86,6 +86,7 @@ export function createApp(deps: AppDeps) {
     if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
   });
+  for (const path of GENERATION_PATHS) app.use(path, intakeBeforeAuth(deps.intake, deps.apiKeys));
   app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions, deps.admission, deps.config.web.trustProxy));
   for (const path of GENERATION_PATHS) app.use(path, intake(deps.intake));
   for (const mount of [

@@ -30,12 +30,12 @@ export function requireApiKey(
     const header = c.req.header("authorization");
     let key: AuthenticatedKey | null;
     if (header !== undefined || getCookie(c, SESSION_COOKIE) === undefined) {
-      const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
-      if (!match) {
+      const presented = bearerToken(header);
+      if (presented === undefined) {
         throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");
       }
       const address = clientAddress(c, trustProxy);
-      const known = apiKeys.known(match[1]!);
+      const known = apiKeys.known(presented);
       if (known) {
         // No database query to spare: the address's failures and the key's and account's
         // windows are read together, in one round trip to Redis instead of two.
@@ -44,7 +44,7 @@ export function requireApiKey(
       }
       // Guessing keys costs a database query each: an address that keeps failing is cut off first.
       await admission.checkAddress(address);
-      key = await apiKeys.authenticate(match[1]!);
+      key = await apiKeys.authenticate(presented);
       if (!key) {
         await admission.authFailed(address);
         throw new AppError("unauthorized", "Invalid API key.");
@@ -65,6 +65,11 @@ export function requireApiKey(
     // Every authenticated request counts against its key's and its account's requests per minute.
     return authenticated(c, next, key, await admission.request(callerOf(key)));
   });
+}
+
+/** The key an `Authorization: Bearer <key>` header presents. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
 }
 
 const callerOf = (key: AuthenticatedKey): Caller => ({

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Job, Queue } from "bullmq";
-import type { RedisClient } from "./connection.js";
+import { isCluster, type RedisClient } from "./connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { LeaseChecks } from "./lease-checks.js";
@@ -235,13 +235,27 @@ export class InferenceClient {
     let chosen: Chosen;
     try {
       chosen = await this.lanes.choose(name, payload, shared, priority);
+      // The log's meta entry must be in place before a worker can take the job and append to
+      // it. On one Redis connection commands run in the order they are sent, so the log's start
+      // and the add go out together (one round trip, not two); a Redis Cluster may hold the two
+      // on different nodes, so there the log is started first.
+      let logging: Promise<void> | undefined;
       if (resumable) {
         const meta: LogMeta = { accountId: resumable.accountId, queue: chosen.queue.name, view: resumable.view };
-        await this.redisCall(() => this.startLog(requestId, meta));
+        logging = this.redisCall(() => this.startLog(requestId, meta));
+        if (isCluster(this.redis)) await logging;
       }
       const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
       const express = chosen.lane === "express" ? { express: true as const } : {};
-      job = await this.lanes.add(chosen, shared, name, { ...payload, ...express, logTtlMs }, priority);
+      const adding = this.lanes.add(chosen, shared, name, { ...payload, ...express, logTtlMs }, priority);
+      const [logged, added] = await Promise.allSettled([logging, adding]);
+      if (added.status === "rejected") throw added.reason;
+      job = added.value;
+      if (logged.status === "rejected") {
+        // Not resumable as promised: the job is taken back (one a worker has already taken runs, unheard).
+        await chosen.queue.remove(job.id!).catch(() => 0);
+        throw logged.reason;
+      }
     } catch (error) {
       inbox.close();
       throw error;
@@ -279,11 +293,14 @@ export class InferenceClient {
   /** Writes a resumable request's log meta, before its job exists (so before any event). */
   private async startLog(requestId: string, meta: LogMeta): Promise<void> {
     const log = eventLogKey(this.options.prefix, requestId);
-    await this.redis
+    const results = await this.redis
       .multi()
       .xadd(log, LOG_META_ID, "m", JSON.stringify(meta))
       .pexpire(log, this.options.streamRetentionMs)
       .exec();
+    // A transaction's commands fail one by one, in its answer, not as a rejection.
+    const failed = results?.find(([error]) => error)?.[0];
+    if (failed) throw failed;
   }
 
   /**

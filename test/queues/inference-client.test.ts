@@ -3,7 +3,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
-import { InferenceClient, type InferenceRequest } from "../../src/queues/inference-client.js";
+import { InferenceClient, type InferenceRequest, type RunOptions } from "../../src/queues/inference-client.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { jobs } from "../../src/queues/jobs.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";
@@ -44,9 +44,9 @@ describe("InferenceClient queue depth", () => {
   };
   const started: { abort: AbortController; run: AsyncGenerator; next: Promise<unknown> }[] = [];
   /** Starts a request; it waits (queued) until aborted. */
-  const start = (c: InferenceClient) => {
+  const start = (c: InferenceClient, options: RunOptions = {}) => {
     const abort = new AbortController();
-    const run = c.run(request, abort.signal);
+    const run = c.run(request, abort.signal, options);
     const next = run.next();
     started.push({ abort, run, next });
     return next;
@@ -118,5 +118,30 @@ describe("InferenceClient queue depth", () => {
     const to = { prefix, requestId: second.data.requestId, replyTo: second.data.replyTo, logTtlMs: 0 };
     await sendEvent(raw, to, 1, { type: "token", index: 0, text: "ran" });
     expect(await next).toEqual({ done: false, value: { type: "token", index: 0, text: "ran", seq: 1 } });
+  });
+
+  it("starts a resumable request's log before its job is added, and takes the job back when the log fails", async () => {
+    const c = client(10);
+    const resumable = { accountId: "acct", view: { endpoint: "completion" } };
+    // Every command Redis runs, in order: the log's meta entry must come before the job's add.
+    const monitor = await raw.duplicate().monitor();
+    const commands: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[]) => commands.push(args));
+    const requestId = crypto.randomUUID();
+    void start(c, { requestId, resumable });
+    expect(await waitingCount(1)).toBe(1);
+    monitor.disconnect();
+    const logStart = commands.findIndex((a) => a[0] === "xadd" && a[1] === `${prefix}:events:{${requestId}}`);
+    const add = commands.findIndex((a) => a[0] === "evalsha" && a.some((arg) => arg.includes(requestId)));
+    expect(logStart).toBeGreaterThanOrEqual(0);
+    expect(add).toBeGreaterThan(logStart);
+
+    // A log that cannot start (its key holds a string: XADD fails): the request fails, and its job is gone.
+    const broken = crypto.randomUUID();
+    await raw.set(`${prefix}:events:{${broken}}`, "not a stream");
+    const run = c.run(request, new AbortController().signal, { requestId: broken, resumable });
+    await expect(run.next()).rejects.toMatchObject({ code: "unavailable" });
+    expect(await queue.getJob(broken)).toBeUndefined();
+    expect(await queue.getWaitingCount()).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import { BenchHttp } from "../http-client.js";
+import { SteadyClient } from "../steady-client.js";
 import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";
 import { round, summarize } from "../stats.js";
 
@@ -15,13 +16,14 @@ import { round, summarize } from "../stats.js";
 export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress, cluster } = ctx;
   const admin = new BenchHttp(cluster.url, cluster.apiKey);
-  const a = await account(admin, cluster.url, "bench-flood", sizes.fairnessFlood * 2);
-  const b = await account(admin, cluster.url, "bench-steady", 16);
   const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: sizes.loadTokens, temperature: 0 };
+  const a = new BenchHttp(cluster.url, await account(admin, "bench-flood", sizes.fairnessFlood * 2));
+  // B is a client of its own, in its own process: its times are not held up by the bench's work for A's flood.
+  const b = await SteadyClient.start({ url: cluster.url, apiKey: await account(admin, "bench-steady", 16), body });
   try {
     // A warm-up flood and B's first requests, so that "alone" is not also "first" (or cold code).
     await flood(a, body, Math.min(50, sizes.fairnessFlood));
-    for (let i = 0; i < 10; i++) await b.stream(body);
+    await b.sequential(10);
     // Rounds of B alone, then A alone and A with B beside: each flood gives B only a few requests (one
     // a second), and B's requests alone are taken in each round as the floods leave the processes.
     const alone: number[] = [];
@@ -30,7 +32,7 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
     const beside: number[] = [];
     for (let round = 1; round <= sizes.fairnessRounds; round++) {
       progress.step(`fairness: round ${round}/${sizes.fairnessRounds}, B alone (its time to first token unloaded)`);
-      for (let i = 0; i < sizes.fairnessProbes; i++) alone.push((await b.stream(body)).ttftMs);
+      alone.push(...(await b.sequential(sizes.fairnessProbes)));
       // A flood leaves work behind it (garbage to collect, keys to expire): which flood comes
       // second alternates by round, so that neither side always follows the other.
       const floods = [
@@ -104,14 +106,14 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
   }
 }
 
-/** A new account (limits high enough for the flood) and a client with a key of its own. */
-async function account(admin: BenchHttp, url: string, id: string, inFlight: number): Promise<BenchHttp> {
+/** A new account (limits high enough for the flood): a key of its own. */
+async function account(admin: BenchHttp, id: string, inFlight: number): Promise<string> {
   await admin.postJson("/v1/admin/accounts", { accountId: id });
   const patched = await admin.patchJson(`/v1/admin/accounts/${id}`, { limits: { maxInFlightRequests: inFlight } });
   if (patched.status !== 200) throw new Error(`could not set ${id}'s limits: ${JSON.stringify(patched.body)}`);
   const issued = await admin.postJson(`/v1/admin/accounts/${id}/api-keys`, { scopes: ["inference"] });
   if (issued.status !== 200) throw new Error(`could not make a key for ${id}: ${JSON.stringify(issued.body)}`);
-  return new BenchHttp(url, (issued.body as { key: string }).key);
+  return (issued.body as { key: string }).key;
 }
 
 interface Flood {
@@ -146,35 +148,26 @@ function perSecond(floods: Flood[]): number {
  */
 async function floodBeside(
   a: BenchHttp,
-  b: BenchHttp,
+  b: SteadyClient,
   body: Record<string, unknown>,
   count: number,
   ttfts: number[],
 ): Promise<Flood> {
   let flooding = true;
-  let started!: () => void;
-  const start = new Promise<void>((resolve) => {
-    started = resolve;
-  });
-  const timer = setTimeout(() => started(), Math.random() * 1000);
+  let steady: { stop(): Promise<number[]> } | undefined;
+  const go = () => {
+    if (flooding) steady ??= b.steady();
+  };
+  const timer = setTimeout(go, Math.random() * 1000);
   const latest = Math.ceil(count / 3);
-  const steady = (async () => {
-    await start;
-    while (flooding) {
-      const next = performance.now() + 1000;
-      ttfts.push((await b.stream(body)).ttftMs);
-      await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
-    }
-  })();
   try {
     return await flood(a, body, count, (answered) => {
-      if (answered === latest) started();
+      if (answered === latest) go();
     });
   } finally {
     flooding = false;
     clearTimeout(timer);
-    started();
-    await steady;
+    if (steady) ttfts.push(...(await steady.stop()));
   }
 }
 

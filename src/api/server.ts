@@ -35,6 +35,7 @@ import { ChatTemplateCheck } from "./services/chat-template-check.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
 import { AddonUploads } from "./services/addon-uploads.js";
+import { RedisMutex } from "../queues/redis-mutex.js";
 import { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import { ModelDeletion } from "./services/model-deletion.js";
 
@@ -119,7 +120,20 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, modelChanges, log.child("deployments"));
   const management = {
     catalog,
-    uploads: new AddonUploads(database.db, storage, catalog, config, log),
+    uploads: new AddonUploads(
+      database.db,
+      storage,
+      catalog,
+      config,
+      // Held while an upload's quota is checked again and its file takes its key (an S3 copy of
+      // up to 5 GiB at most), so a wait of a minute covers a few uploads finishing together.
+      new RedisMutex(redis, config.redisPrefix, {
+        leaseMs: 30_000,
+        waitMs: 60_000,
+        timeoutMs: config.redisCommandTimeoutMs,
+      }),
+      log,
+    ),
     deployments,
     deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
     administration: new Administration(database.db, config.limits, {

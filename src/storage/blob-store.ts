@@ -24,6 +24,18 @@ export interface PutOptions {
   maxBytes?: number;
   /** Refuse (400) a body whose SHA-256 (hex) differs. */
   expectedSha256?: string;
+  /**
+   * Runs around the moment the content takes its key, once the whole body is in and checked:
+   * it gets the size and must call `commit` (which makes the content visible under the key),
+   * or throw, and then nothing is stored. What the caller checks here holds until the content
+   * is in place: a lock it takes around `commit` covers the moment the store changes.
+   */
+  guardCommit?: (size: number, commit: () => Promise<void>) => Promise<void>;
+}
+
+/** The backends' last step: `commit`, inside the caller's guard if it has one. */
+export function commitGuarded(options: PutOptions, size: number, commit: () => Promise<void>): Promise<void> {
+  return options.guardCommit ? options.guardCommit(size, commit) : commit();
 }
 
 export interface BlobInfo {

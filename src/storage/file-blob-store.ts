@@ -5,7 +5,7 @@ import path from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { AppError } from "../errors.js";
-import { checkKey, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
 
 /** A BlobStore on the local file system (a directory shared by API and workers). */
 export class FileBlobStore implements BlobStore {
@@ -37,7 +37,7 @@ export class FileBlobStore implements BlobStore {
           `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`,
         );
       }
-      await fs.rename(temp, file);
+      await commitGuarded(options, size, () => fs.rename(temp, file));
       return { key, size, sha256 };
     } catch (err) {
       await fs.rm(temp, { force: true });

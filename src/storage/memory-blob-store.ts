@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { AppError } from "../errors.js";
-import { checkKey, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
 
 /** An in-memory BlobStore, for fast unit tests of code that uses the port. */
 export class MemoryBlobStore implements BlobStore {
@@ -26,7 +26,9 @@ export class MemoryBlobStore implements BlobStore {
         `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`,
       );
     }
-    this.blobs.set(key, data);
+    await commitGuarded(options, size, async () => {
+      this.blobs.set(key, data);
+    });
     return { key, size, sha256 };
   }
 

@@ -13,7 +13,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { AppError } from "../errors.js";
-import { checkKey, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
 
 /** Where uploads are written before they take their key (never listed). */
 const PARTIAL = ".partial";
@@ -97,15 +97,17 @@ export class S3BlobStore implements BlobStore {
       if (size > MAX_COPY_BYTES) {
         throw new AppError("payload_too_large", `${key} is larger than the 5 GiB an S3 copy takes at once.`);
       }
-      await this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.bucket,
-          Key: target,
-          CopySource: `${this.bucket}/${encodeURIComponent(temp).replace(/%2F/g, "/")}`,
-          Metadata: { sha256 },
-          MetadataDirective: "REPLACE",
-        }),
-      );
+      await commitGuarded(options, size, async () => {
+        await this.client.send(
+          new CopyObjectCommand({
+            Bucket: this.bucket,
+            Key: target,
+            CopySource: `${this.bucket}/${encodeURIComponent(temp).replace(/%2F/g, "/")}`,
+            Metadata: { sha256 },
+            MetadataDirective: "REPLACE",
+          }),
+        );
+      });
       return { key, size, sha256 };
     } catch (error) {
       // The body may still be flowing into the upload: stop both.

@@ -1,6 +1,9 @@
+import fs from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { issueApiKey } from "../../src/auth/api-keys.js";
 import { HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
+import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { createTestAccount, defaultAccount, management, type Management, type Reply } from "../helpers/management.js";
 
@@ -198,6 +201,50 @@ describe("quotas", () => {
     const files = await owner.getModel("two");
     expect(files.body.files ?? []).toEqual([]);
     expect((await owner.upload("two", "hearth.json", "{}")).status).toBe(200);
+  });
+
+  it("holds the bytes quota when two uploads end together: the second to be stored is checked against the first", async () => {
+    const removed = await owner.call("DELETE", "/v1/accounts/owner/models/one/files/adapter_config.json");
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    // 2 bytes in use of 4096: each upload of 3000 bytes fits alone, and passes the check at its start.
+    const uploads = ["one", "two"].map((modelId) => {
+      let push: (data: Uint8Array | null) => void = () => {};
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          push = (data) => (data ? controller.enqueue(data) : controller.close());
+        },
+      });
+      const reply = fetch(`${hearth.url}/v1/accounts/owner/models/${modelId}/files/adapter_config.json`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${owner.apiKey}` },
+        body,
+        duplex: "half",
+      } as RequestInit);
+      push(new Uint8Array(1000).fill(32));
+      return { push, reply };
+    });
+    // Both are being stored (each has its partial file) before either ends.
+    const { dir } = hearth.config.storage as { dir: string };
+    const partials = async () =>
+      (await fs.readdir(path.join(dir, "models/owner"), { recursive: true })).filter((f) => f.endsWith(".partial"));
+    await eventually(async () => expect(await partials()).toHaveLength(2), 10_000);
+    for (const upload of uploads) {
+      upload.push(new Uint8Array(2000).fill(32));
+      upload.push(null);
+    }
+    const replies = await Promise.all(
+      uploads.map(async (u) => {
+        const reply = await u.reply;
+        return { status: reply.status, body: (await reply.json()) as { error?: { message: string } } };
+      }),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 413]);
+    expect(replies.find((r) => r.status === 413)!.body.error!.message).toBe(
+      'adapter_config.json is larger than the 1094 bytes left of account "owner"\'s storage quota (4096 bytes, 3002 in use): delete files or models, or ask an admin for more; nothing was stored.',
+    );
+    const stored = await Promise.all(["one", "two"].map(async (m) => (await owner.getModel(m)).body.files ?? []));
+    expect(stored.flat().reduce((sum: number, f: { size: number }) => sum + f.size, 0)).toBe(3002);
+    expect(await partials()).toEqual([]);
   });
 
   it("shows an account its limits as they apply", async () => {

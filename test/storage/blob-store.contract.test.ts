@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { buffer } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
+import { AppError } from "../../src/errors.js";
 import type { BlobStore } from "../../src/storage/blob-store.js";
 import { pathToFileURL } from "node:url";
 import { loadConfig } from "../../src/config.js";
@@ -88,6 +89,32 @@ describe.each(backends)("BlobStore contract (%s)", (_name, make) => {
     });
     expect((await buffer(await store.get("k"))).toString()).toBe("original");
     expect(await store.list("")).toEqual(["k"]);
+  });
+
+  it("stores the content only through its commit guard, once the whole body is in", async () => {
+    const store = await make();
+    await store.put("g", chunks("old"));
+    const seen: { size: number; before: string }[] = [];
+    const info = await store.put("g", chunks("new ", "content"), {
+      guardCommit: async (size, commit) => {
+        seen.push({ size, before: (await buffer(await store.get("g"))).toString() });
+        await commit();
+      },
+    });
+    expect(info.size).toBe(11);
+    expect(seen).toEqual([{ size: 11, before: "old" }]);
+    expect((await buffer(await store.get("g"))).toString()).toBe("new content");
+    // A guard that refuses leaves the old content, and no partial file.
+    const refusal = new AppError("payload_too_large", "no room");
+    await expect(
+      store.put("g", chunks("refused"), {
+        guardCommit: async () => {
+          throw refusal;
+        },
+      }),
+    ).rejects.toBe(refusal);
+    expect((await buffer(await store.get("g"))).toString()).toBe("new content");
+    expect(await store.list("")).toEqual(["g"]);
   });
 
   it("refuses keys that could escape the store", async () => {

@@ -4,6 +4,7 @@ import { transitionModelState } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import type { RedisMutex } from "../../queues/redis-mutex.js";
 import {
   checkAddonFileName,
   readAddonManifest,
@@ -27,6 +28,8 @@ export interface UploadOptions {
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 
+const UPLOADS_BUSY = "Other uploads of this account are being stored; please retry.";
+
 /**
  * Uploading an addon's files and validating them. A file is stored whole or not at
  * all; validation checks everything against the base model before any worker sees it
@@ -38,6 +41,7 @@ export class AddonUploads {
     private readonly storage: BlobStore,
     private readonly catalog: ModelCatalog,
     private readonly config: Pick<Config, "maxUploadBytes" | "maxLoraRank">,
+    private readonly commitLock: RedisMutex,
     private readonly log: Logger,
   ) {}
 
@@ -56,7 +60,7 @@ export class AddonUploads {
       });
     }
     const key = storageKeys.modelFile(accountId, modelId, fileName);
-    const limit = await this.sizeLimit(accountId, key);
+    let limit = await this.sizeLimit(accountId, key);
     if (options.contentLength !== undefined && options.contentLength > limit.bytes) {
       throw new AppError(
         "payload_too_large",
@@ -64,8 +68,17 @@ export class AddonUploads {
       );
     }
     if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
+    // The limit above cuts the stream early; other uploads of the account may have been stored
+    // since, so the file takes its key only once the quota is checked again, under the account's
+    // lock, which every API process's uploads of the account take for that step.
+    const guardCommit = (size: number, commit: () => Promise<void>) =>
+      this.commitLock.run(`stored-bytes:${accountId}`, UPLOADS_BUSY, async () => {
+        limit = await this.sizeLimit(accountId, key);
+        if (size > limit.bytes) throw new AppError("payload_too_large", `${key} is larger than ${limit.bytes} bytes.`);
+        await commit();
+      });
     const info = await this.storage
-      .put(key, body, { maxBytes: limit.bytes, expectedSha256: options.sha256 })
+      .put(key, body, { maxBytes: limit.bytes, expectedSha256: options.sha256, guardCommit })
       .catch((cause: unknown) => {
         throw uploadProblem(cause, fileName, limit.what, options.sha256);
       });
@@ -76,7 +89,7 @@ export class AddonUploads {
   /**
    * The most bytes this file may have: the per-file limit, or what is left of the account's
    * storage quota (its other uploaded files count; the one being replaced does not), and how to
-   * say which. Two uploads at once may together pass the quota by up to one file.
+   * say which.
    */
   private async sizeLimit(accountId: string, key: string): Promise<{ bytes: number; what: string }> {
     const perFile = this.config.maxUploadBytes;

@@ -5,6 +5,7 @@ import type { DecodeSample, EngineModel } from "../../src/workers/engine/engine.
 import { LlamaEngine } from "../../src/workers/engine/llama-engine.js";
 import { ExpressContext } from "../../src/workers/express-context.js";
 import { ModelInstance } from "../../src/workers/model-instance.js";
+import { startLongGenerations } from "../helpers/long-generations.js";
 import { greedyText } from "../helpers/oracle.js";
 import { testModelDir } from "../helpers/test-models.js";
 
@@ -61,22 +62,7 @@ describe("ExpressContext", () => {
     );
   }
 
-  /** Long generations (to the context's end); resolves once each has its first token. */
-  async function startLong(prompts: string[]) {
-    let running = prompts.length;
-    let seen = 0;
-    let started!: () => void;
-    const allStarted = new Promise<void>((resolve) => (started = resolve));
-    const ended = prompts.map((p) => {
-      let first = true;
-      return gen(p, null, false, () => {
-        if (first && ++seen === prompts.length) started();
-        first = false;
-      }).finally(() => running--);
-    });
-    await allStarted;
-    return { running: () => running, ended: Promise.all(ended) };
-  }
+  const startLong = (prompts: string[]) => startLongGenerations(prompts, (p, onText) => gen(p, null, false, onText));
 
   it("runs an express request on its own context, never in a batch of the shared one's sequences", async () => {
     await open(3, 1);

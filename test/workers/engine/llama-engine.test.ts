@@ -12,6 +12,7 @@ import type { DecodeSample, EngineAdapter, EngineContext, EngineModel } from "..
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
 import { writeGgufLora } from "../../../src/models/formats/gguf-lora.js";
 import { createBigramOracle } from "../../helpers/bigram-oracle.js";
+import { startLongGenerations } from "../../helpers/long-generations.js";
 import { greedyText } from "../../helpers/oracle.js";
 import { testModelDir } from "../../helpers/test-models.js";
 
@@ -110,23 +111,7 @@ describe("LlamaEngine", () => {
         new AbortController().signal,
         onText,
       );
-    /** Starts long generations; resolves once each has its first token. `running()` counts those not ended. */
-    const startLong = async (prompts: string[]) => {
-      let running = prompts.length;
-      let seen = 0;
-      let started!: () => void;
-      const allStarted = new Promise<void>((resolve) => (started = resolve));
-      const ended = prompts.map((p) => {
-        let first = true;
-        return gen(p, null, () => {
-          if (!first) return;
-          first = false;
-          if (++seen === prompts.length) started();
-        }).finally(() => running--);
-      });
-      await allStarted;
-      return { running: () => running, ended: Promise.all(ended) };
-    };
+    const startLong = (prompts: string[]) => startLongGenerations(prompts, (p, onText) => gen(p, null, onText));
     return { context, gen, startLong };
   }
 

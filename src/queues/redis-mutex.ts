@@ -11,6 +11,11 @@ import { callRedis } from "./redis-call.js";
  * it works, and only the holder's token releases it. A holder that dies loses the lock
  * when its lease runs out. A waiter polls with a growing pause until `waitMs`, then gets a
  * 503 that says what was busy.
+ *
+ * Not a PostgreSQL advisory lock (db/advisory-locks.ts, for migrations and the bootstrap): those
+ * last as long as a transaction, and these locks are held across storage I/O (an S3 copy), which
+ * would keep a database connection in a transaction meanwhile, and with PGlite's one connection,
+ * every other query of the process waiting.
  */
 const RELEASE = `
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end

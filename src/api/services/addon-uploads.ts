@@ -94,10 +94,13 @@ export class AddonUploads {
   private async sizeLimit(accountId: string, key: string): Promise<{ bytes: number; what: string }> {
     const perFile = this.config.maxUploadBytes;
     const { maxStoredBytes } = await this.catalog.limits.of(accountId);
-    let used = 0;
-    for (const stored of await this.storage.list(storageKeys.accountModels(accountId))) {
-      if (stored !== key && stored.includes("/files/")) used += (await this.storage.stat(stored))?.size ?? 0;
-    }
+    // The files' sizes are asked for together: with S3, one HEAD each, and this runs under the
+    // account's lock when a file is stored.
+    const others = (await this.storage.list(storageKeys.accountModels(accountId))).filter(
+      (stored) => stored !== key && stored.includes("/files/"),
+    );
+    const sizes = await Promise.all(others.map(async (stored) => (await this.storage.stat(stored))?.size ?? 0));
+    const used = sizes.reduce((sum, size) => sum + size, 0);
     const left = Math.max(0, maxStoredBytes - used);
     return left < perFile
       ? {

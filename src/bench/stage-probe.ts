@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import { RedisMonitor } from "./redis-monitor.js";
 import { figure, type BenchContext, type Figure } from "./scenario.js";
 import { round, summarize, type Summary } from "./stats.js";
 
@@ -50,14 +50,11 @@ export async function probeStages(
   requests: number,
   label: string,
 ): Promise<StageProbe> {
-  const redis = new Redis(ctx.cluster.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  const monitor = await redis.monitor();
   const commands: Command[] = [];
   const prefix = ctx.cluster.prefix;
-  monitor.on("monitor", (time: string, args: unknown[], source: string) => {
-    if (!args.some((a) => String(a).includes(prefix))) return;
-    commands.push({ at: Number(time) * 1000, source, args: args.map((a) => String(a).slice(0, 120)) });
+  const monitor = await RedisMonitor.open(ctx.cluster.redisUrl, ({ at, source, args }) => {
+    if (!args.some((a) => a.includes(prefix))) return;
+    commands.push({ at, source, args: args.map((a) => a.slice(0, 120)) });
   });
   const windows: { sent: number; ended: number }[] = [];
   try {
@@ -72,14 +69,7 @@ export async function probeStages(
     }
     await new Promise((r) => setTimeout(r, 100));
   } finally {
-    // Monitor lines still on their way (the server's other clients keep it busy) would reach
-    // ioredis after it has left monitoring mode, which it takes for replies to commands never
-    // sent and throws on ("Command queue state error"): stop reading the socket first.
-    const socket = (monitor as unknown as { stream?: NodeJS.ReadableStream }).stream;
-    socket?.pause();
-    socket?.removeAllListeners("data");
-    monitor.disconnect();
-    redis.disconnect();
+    monitor.close();
   }
 
   const perStage = new Map<string, number[]>(STAGES.map(([id]) => [id, []]));

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { RedisMonitor } from "../../src/bench/redis-monitor.js";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
 import { InferenceClient, type InferenceRequest, type RunOptions } from "../../src/queues/inference-client.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
@@ -124,13 +125,12 @@ describe("InferenceClient queue depth", () => {
     const c = client(10);
     const resumable = { accountId: "acct", view: { endpoint: "completion" } };
     // Every command Redis runs, in order: the log's meta entry must come before the job's add.
-    const monitor = await raw.duplicate().monitor();
     const commands: string[][] = [];
-    monitor.on("monitor", (_time: string, args: string[]) => commands.push(args));
+    const monitor = await RedisMonitor.open(redisUrl, ({ args }) => commands.push(args));
     const requestId = crypto.randomUUID();
     void start(c, { requestId, resumable });
     expect(await waitingCount(1)).toBe(1);
-    monitor.disconnect();
+    monitor.close();
     const logStart = commands.findIndex((a) => a[0] === "xadd" && a[1] === `${prefix}:events:{${requestId}}`);
     const add = commands.findIndex((a) => a[0] === "evalsha" && a.some((arg) => arg.includes(requestId)));
     expect(logStart).toBeGreaterThanOrEqual(0);

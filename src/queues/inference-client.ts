@@ -14,6 +14,7 @@ import {
   decodeMessage,
   eventLogKey,
   LEASE_CHECK_MS,
+  LEASE_TTL_MS,
   leaseKey,
   LOG_META_ID,
   logEntryId,
@@ -135,6 +136,9 @@ interface LogMeta {
   queue: string;
   view: unknown;
 }
+
+/** The key of BullMQ's lock on a job, there from the moment a worker moves the job to active until it ends it. */
+const jobLockKey = (queue: Queue, jobId: string) => queue.toKey(`${jobId}:lock`);
 
 const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
 
@@ -336,7 +340,7 @@ export class InferenceClient {
       }, this.options.queueTimeoutMs);
     };
     arm();
-    const stopWatching = this.watch(requestId, inbox, progress);
+    const stopWatching = this.watch(f, progress);
     try {
       for (;;) {
         const event = await inbox.next();
@@ -433,41 +437,56 @@ export class InferenceClient {
    * resumed request finds its worker dead), means that worker died; it must be missing twice
    * in a row, since the last event and the lease's release race each other to this process. A
    * worker that holds its lease but sends nothing for longer than the event timeouts is stuck.
-   * Either way the request ends now with an error, whatever it has already sent. A lease never
-   * seen before any event is the queue timeout's business.
+   * Either way the request ends now with an error, whatever it has already sent.
+   *
+   * Before its lease, the request's job is waiting (the queue timeout's business) or a worker
+   * has just taken it: BullMQ moved it to active under the worker's lock, and the worker takes
+   * the lease as its very next step. A worker killed between the two leaves the job active,
+   * locked for 30 s and then failed by BullMQ's stalled-job check, if a consumer of its queue
+   * is left to run one. So while no lease has been seen, the job's lock is read too: one held
+   * for longer than a lease's TTL with no lease taken is a worker that died taking the job.
    */
-  private watch(
-    requestId: string,
-    inbox: EventInbox,
-    progress: { events: number; lastEventAt: number; onStarted(): void },
-  ): () => void {
+  private watch(f: Following, progress: { events: number; lastEventAt: number; onStarted(): void }): () => void {
+    const { requestId, inbox } = f;
+    const lease = leaseKey(this.options.prefix, requestId);
     let leaseSeenAt: number | undefined;
+    let lockedSince: number | undefined;
     let missing = 0;
+    const starting = () => leaseSeenAt === undefined && progress.events === 0;
     const fail = (message: string) => {
       stop();
       inbox.push({ type: "error", error: { code: "unavailable", message, param: null } });
     };
     // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
-    const stop = this.leases.watch(leaseKey(this.options.prefix, requestId), (held) => {
-      const now = Date.now();
-      if (held === 1) {
-        leaseSeenAt ??= now;
-        missing = 0;
-        progress.onStarted();
-      } else if (held === 0 && (leaseSeenAt !== undefined || progress.events > 0) && ++missing >= 2) {
-        return fail("The worker running this request stopped; please retry.");
-      }
-      if (leaseSeenAt === undefined) return;
-      const first = progress.events === 0;
-      const limit = first ? this.options.firstTokenTimeoutMs : this.options.interTokenTimeoutMs;
-      if (now - Math.max(leaseSeenAt, progress.lastEventAt) > limit) {
-        fail(
-          first
-            ? `The worker sent nothing for ${limit} ms after it started the request; please retry.`
-            : `The worker sent nothing for ${limit} ms in the middle of the answer; please retry.`,
-        );
-      }
-    });
+    const stop = this.leases.watch(
+      // The job's queue is read each time: a placed or express job may have moved to the shared queue.
+      () => (starting() ? [lease, jobLockKey(f.queue, requestId)] : [lease]),
+      ([held, locked]) => {
+        const now = Date.now();
+        if (held === 1) {
+          leaseSeenAt ??= now;
+          missing = 0;
+          progress.onStarted();
+        } else if (held === 0 && !starting() && ++missing >= 2) {
+          return fail("The worker running this request stopped; please retry.");
+        } else if (held === 0 && starting() && locked !== undefined) {
+          lockedSince = locked === 1 ? (lockedSince ?? now) : undefined;
+          if (lockedSince !== undefined && now - lockedSince > LEASE_TTL_MS) {
+            return fail("The worker that took this request stopped before it started; please retry.");
+          }
+        }
+        if (leaseSeenAt === undefined) return;
+        const first = progress.events === 0;
+        const limit = first ? this.options.firstTokenTimeoutMs : this.options.interTokenTimeoutMs;
+        if (now - Math.max(leaseSeenAt, progress.lastEventAt) > limit) {
+          fail(
+            first
+              ? `The worker sent nothing for ${limit} ms after it started the request; please retry.`
+              : `The worker sent nothing for ${limit} ms in the middle of the answer; please retry.`,
+          );
+        }
+      },
+    );
     return stop;
   }
 

@@ -1,17 +1,24 @@
 import { isCluster, type RedisClient } from "./connection.js";
 
-/** What one check of a lease found: held, not held, or not known (Redis slow or away). */
+/** What one check of a key found: there, not there, or not known (Redis slow or away). */
 export type LeaseCheck = 1 | 0 | undefined;
 
+interface Watcher {
+  keys: () => string[];
+  onCheck: (found: LeaseCheck[]) => void;
+}
+
 /**
- * Whether workers still hold the leases of the requests an API process follows, read for all
- * of them at once every `periodMs`: one pipelined round trip per period on one Redis server,
- * one command per lease on a cluster (a pipeline there must stay on one node). Checked one
- * EXISTS per request per period, a 500-request flood made these checks the API's largest Redis
- * cost (8 % of its CPU time in the bench's fairness scenario).
+ * Whether the keys that tell an API process how its requests' workers are doing still exist
+ * (a running job's lease, a job's BullMQ lock while its lease is not taken yet), read for all
+ * of its requests at once every `periodMs`: one pipelined round trip per period on one Redis
+ * server, each key once however many watch it; one command per key on a cluster (a pipeline
+ * there must stay on one node). Checked one EXISTS per request per period, a 500-request flood
+ * made these checks the API's largest Redis cost (8 % of its CPU time in the bench's fairness
+ * scenario).
  */
 export class LeaseChecks {
-  private readonly watched = new Map<string, Set<(held: LeaseCheck) => void>>();
+  private readonly watchers = new Set<Watcher>();
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
 
@@ -20,16 +27,18 @@ export class LeaseChecks {
     private readonly periodMs: number,
   ) {}
 
-  /** Calls `onCheck` with each period's reading of `key` until the returned function is called. */
-  watch(key: string, onCheck: (held: LeaseCheck) => void): () => void {
-    const callbacks = this.watched.get(key) ?? new Set();
-    this.watched.set(key, callbacks);
-    callbacks.add(onCheck);
+  /**
+   * Calls `onCheck` each period with the readings of the keys `keys()` names then (it is asked
+   * every period: what a request needs checked changes as it goes), until the returned
+   * function is called.
+   */
+  watch(keys: () => string[], onCheck: (found: LeaseCheck[]) => void): () => void {
+    const watcher = { keys, onCheck };
+    this.watchers.add(watcher);
     this.timer ??= setInterval(() => void this.check(), this.periodMs);
     return () => {
-      callbacks.delete(onCheck);
-      if (callbacks.size === 0 && this.watched.get(key) === callbacks) this.watched.delete(key);
-      if (this.watched.size === 0) {
+      this.watchers.delete(watcher);
+      if (this.watchers.size === 0) {
         clearInterval(this.timer);
         this.timer = undefined;
       }
@@ -42,11 +51,13 @@ export class LeaseChecks {
     if (this.checking || this.redis.status !== "ready") return;
     this.checking = true;
     try {
-      const keys = [...this.watched.keys()];
-      const held = await this.read(keys);
-      keys.forEach((key, i) => {
-        for (const onCheck of [...(this.watched.get(key) ?? [])]) onCheck(held[i]);
-      });
+      const watchers = [...this.watchers].map((w) => ({ watcher: w, keys: w.keys() }));
+      const index = new Map<string, number>();
+      for (const { keys } of watchers) for (const key of keys) if (!index.has(key)) index.set(key, index.size);
+      const found = await this.read([...index.keys()]);
+      for (const { watcher, keys } of watchers) {
+        if (this.watchers.has(watcher)) watcher.onCheck(keys.map((key) => found[index.get(key)!]));
+      }
     } finally {
       this.checking = false;
     }

@@ -24,7 +24,10 @@ describe("LeaseChecks", () => {
     await redis.set(`${prefix}:held`, "worker");
     const seen = new Map<string, LeaseCheck[]>();
     const watch = (name: string) =>
-      checks.watch(`${prefix}:${name}`, (held) => seen.set(name, [...(seen.get(name) ?? []), held]));
+      checks.watch(
+        () => [`${prefix}:${name}`],
+        ([held]) => seen.set(name, [...(seen.get(name) ?? []), held]),
+      );
     const stops = ["held", "gone", "held"].map(watch);
     await expect.poll(() => seen.get("gone")?.length ?? 0).toBeGreaterThanOrEqual(2);
     // Both watchers of one key hear each reading; one pipeline per period holds every key once.
@@ -41,6 +44,21 @@ describe("LeaseChecks", () => {
     await redis.del(`${prefix}:held`);
     const before = seen.get("held")!.length;
     await expect.poll(() => seen.get("held")!.slice(before)).toContain(0);
+
+    // A watcher's keys are asked for each period, and it hears them read in its order.
+    let second = false;
+    const pairs: LeaseCheck[][] = [];
+    stops.push(
+      checks.watch(
+        () => (second ? [`${prefix}:gone`, `${prefix}:other`] : [`${prefix}:gone`]),
+        (found) => pairs.push(found),
+      ),
+    );
+    await redis.set(`${prefix}:other`, "worker");
+    await expect.poll(() => pairs.length).toBeGreaterThan(0);
+    second = true;
+    await expect.poll(() => pairs.at(-1)).toEqual([0, 1]);
+    expect(pairs[0]).toEqual([0]);
 
     for (const stop of stops) stop();
     const calls = pipelines.mock.calls.length;

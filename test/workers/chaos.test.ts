@@ -58,7 +58,10 @@ describe("chaos: workers killed and restarted under 64 concurrent streams", () =
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
   });
 
+  /** What went wrong with requests that did not end well, for the log. */
+  const notes: string[] = [];
   async function stream(prompt: string): Promise<Outcome> {
+    const started = Date.now();
     let response: Response;
     try {
       response = await fetch(`${hearth.baseURL}/completions`, {
@@ -73,7 +76,10 @@ describe("chaos: workers killed and restarted under 64 concurrent streams", () =
         }),
         signal: AbortSignal.timeout(HANG_MS),
       });
-    } catch {
+    } catch (error) {
+      notes.push(
+        `${prompt}: no response after ${Date.now() - started} ms: ${String(error)} ${String((error as Error).cause ?? "")}`,
+      );
       return "hang";
     }
     if (response.status >= 500 && response.status !== 503) return "server error";
@@ -82,7 +88,11 @@ describe("chaos: workers killed and restarted under 64 concurrent streams", () =
     const timer = setTimeout(() => void response.body?.cancel(), HANG_MS);
     const { events } = await readSse(response);
     clearTimeout(timer);
-    if (events.at(-1)?.data !== "[DONE]") return "hang";
+    if (events.at(-1)?.data !== "[DONE]") {
+      const last = events.at(-1)?.data.slice(0, 200);
+      notes.push(`${prompt}: no [DONE] after ${Date.now() - started} ms, ${events.length} events, the last: ${last}`);
+      return "hang";
+    }
     let text = "";
     let error: { code: string } | undefined;
     let finished = false;
@@ -136,6 +146,7 @@ describe("chaos: workers killed and restarted under 64 concurrent streams", () =
     );
     await chaos;
     console.log(`chaos over ${SECONDS} s: ${JSON.stringify(counts)}`);
+    if (notes.length > 0) console.log(notes.slice(0, 20).join("\n"));
     expect(counts.kills).toBeGreaterThan(0);
     expect(counts.complete).toBeGreaterThan(0);
     expect(counts["clean error"]).toBeGreaterThan(0);

@@ -1,21 +1,18 @@
 import { randomUUID } from "node:crypto";
-import type { Job, Queue } from "bullmq";
+import type { Job } from "bullmq";
 import { isCluster, type RedisClient } from "./connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
-import { LeaseChecks } from "./lease-checks.js";
+import { JobLiveness, type FollowedJob } from "./job-liveness.js";
 import { QueueLanes, type Chosen, type StreamedJob } from "./queue-lanes.js";
 import { callRedis } from "./redis-call.js";
 import type { AdapterPlacement, PlacementReason } from "./adapter-placement.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
 import type { ProducerQueues } from "./producer-queues.js";
-import type { EventInbox, ReplyHub } from "./reply-hub.js";
+import type { ReplyHub } from "./reply-hub.js";
 import {
   decodeMessage,
   eventLogKey,
-  LEASE_CHECK_MS,
-  LEASE_TTL_MS,
-  leaseKey,
   LOG_META_ID,
   logEntryId,
   ORPHAN_GRACE_MS,
@@ -137,17 +134,8 @@ interface LogMeta {
   view: unknown;
 }
 
-/** The key of BullMQ's lock on a job, there from the moment a worker moves the job to active until it ends it. */
-const jobLockKey = (queue: Queue, jobId: string) => queue.toKey(`${jobId}:lock`);
-
-const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
-
 /** How one request is being followed: its queue and inbox, and whether a client may resume it. */
-interface Following {
-  requestId: string;
-  /** Where the job is now (a placed one moves to `shared` when its worker does not start it in time). */
-  queue: Queue;
-  inbox: EventInbox;
+interface Following extends FollowedJob {
   resumable: boolean;
   /** For the observer: the model's name, the job's kind and its model's (shared) queue; absent when resumed (already counted). */
   observed?: { model: string; kind: string; queue: string };
@@ -161,8 +149,8 @@ interface Following {
  * resumed it within ORPHAN_GRACE_MS).
  */
 export class InferenceClient {
-  /** The leases of the requests this process follows, checked together every LEASE_CHECK_MS. */
-  private readonly leases: LeaseChecks;
+  /** Whether the jobs of the requests this process follows are still going. */
+  private readonly liveness: JobLiveness;
   /** Which queue each job waits in, and its moves to the shared queue. */
   private readonly lanes: QueueLanes;
 
@@ -172,7 +160,7 @@ export class InferenceClient {
     private readonly hub: ReplyHub,
     private readonly options: InferenceClientOptions,
   ) {
-    this.leases = new LeaseChecks(redis, LEASE_CHECK_MS);
+    this.liveness = new JobLiveness(redis, options);
     this.lanes = new QueueLanes(redis, queues, options);
   }
 
@@ -313,7 +301,7 @@ export class InferenceClient {
    * quiet for longer than the event timeouts.
    */
   private async *follow(f: Following, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
-    const { requestId, inbox } = f;
+    const { inbox } = f;
     const onAbort = () => inbox.close();
     signal.addEventListener("abort", onAbort, { once: true });
     const queuedAt = Date.now();
@@ -336,11 +324,11 @@ export class InferenceClient {
     let deadline: NodeJS.Timeout | undefined;
     const arm = () => {
       deadline = setTimeout(async () => {
-        if ((await this.stillPending(requestId, f.queue, inbox)) && progress.events === 0) arm();
+        if ((await this.liveness.stillPending(f)) && progress.events === 0) arm();
       }, this.options.queueTimeoutMs);
     };
     arm();
-    const stopWatching = this.watch(f, progress);
+    const stopWatching = this.liveness.watch(f, progress);
     try {
       for (;;) {
         const event = await inbox.next();
@@ -394,100 +382,6 @@ export class InferenceClient {
         else await this.withdraw(f);
       }
     }
-  }
-
-  /**
-   * Called when no event arrived in time. Fails the request if no worker has taken it
-   * or the worker that took it is gone; true while a worker is still on it.
-   */
-  private async stillPending(jobId: string, queue: Queue, inbox: EventInbox): Promise<boolean> {
-    const state = await queue.getJobState(jobId).catch(() => "unknown");
-    if (WAITING_STATES.has(state)) {
-      const removed = await queue.remove(jobId).then(
-        (n) => n === 1,
-        () => false,
-      );
-      if (!removed) return true; // a worker took it meanwhile
-      inbox.push({
-        type: "error",
-        error: {
-          code: "unavailable",
-          message: `No worker took the request within ${this.options.queueTimeoutMs} ms; is a worker serving this model running?`,
-          param: null,
-        },
-      });
-      return false;
-    }
-    if (state === "active") return true;
-    inbox.push({
-      type: "error",
-      error: {
-        code: "unavailable",
-        message: `The worker running this request stopped (job ${state}); please retry.`,
-        param: null,
-      },
-    });
-    return false;
-  }
-
-  /**
-   * Watches the request from the side: the lease of the worker running it (stream.ts), and
-   * the time since its last event. A lease that is gone once it was seen, or once an event
-   * came (a worker holds it from before its first event to after its last: this is how a
-   * resumed request finds its worker dead), means that worker died; it must be missing twice
-   * in a row, since the last event and the lease's release race each other to this process. A
-   * worker that holds its lease but sends nothing for longer than the event timeouts is stuck.
-   * Either way the request ends now with an error, whatever it has already sent.
-   *
-   * Before its lease, the request's job is waiting (the queue timeout's business) or a worker
-   * has just taken it: BullMQ moved it to active under the worker's lock, and the worker takes
-   * the lease as its very next step. A worker killed between the two leaves the job active,
-   * locked for 30 s and then failed by BullMQ's stalled-job check, if a consumer of its queue
-   * is left to run one. So while no lease has been seen, the job's lock is read too: one held
-   * for longer than a lease's TTL with no lease taken is a worker that died taking the job.
-   */
-  private watch(f: Following, progress: { events: number; lastEventAt: number; onStarted(): void }): () => void {
-    const { requestId, inbox } = f;
-    const lease = leaseKey(this.options.prefix, requestId);
-    let leaseSeenAt: number | undefined;
-    let lockedSince: number | undefined;
-    let missing = 0;
-    const starting = () => leaseSeenAt === undefined && progress.events === 0;
-    const fail = (message: string) => {
-      stop();
-      inbox.push({ type: "error", error: { code: "unavailable", message, param: null } });
-    };
-    // A check that fails (Redis slow or away) decides nothing; the next one, or losing Redis, will.
-    const stop = this.leases.watch(
-      // The job's queue is read each time: a placed or express job may have moved to the shared queue.
-      () => (starting() ? [lease, jobLockKey(f.queue, requestId)] : [lease]),
-      ([held, locked]) => {
-        const now = Date.now();
-        if (held === 1) {
-          leaseSeenAt ??= now;
-          missing = 0;
-          progress.onStarted();
-        } else if (held === 0 && !starting() && ++missing >= 2) {
-          return fail("The worker running this request stopped; please retry.");
-        } else if (held === 0 && starting() && locked !== undefined) {
-          lockedSince = locked === 1 ? (lockedSince ?? now) : undefined;
-          if (lockedSince !== undefined && now - lockedSince > LEASE_TTL_MS) {
-            return fail("The worker that took this request stopped before it started; please retry.");
-          }
-        }
-        if (leaseSeenAt === undefined) return;
-        const first = progress.events === 0;
-        const limit = first ? this.options.firstTokenTimeoutMs : this.options.interTokenTimeoutMs;
-        if (now - Math.max(leaseSeenAt, progress.lastEventAt) > limit) {
-          fail(
-            first
-              ? `The worker sent nothing for ${limit} ms after it started the request; please retry.`
-              : `The worker sent nothing for ${limit} ms in the middle of the answer; please retry.`,
-          );
-        }
-      },
-    );
-    return stop;
   }
 
   /**

@@ -1,16 +1,19 @@
 import { spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import os from "node:os";
+import { stat } from "node:fs/promises";
 import path from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import semver from "semver";
 import type { ServerVersion } from "../api/contract/service.js";
 import { PACKAGE_NAME } from "../package-info.js";
-import { fileIntegrity, INTEGRITY_PATTERN, integrityOf, sha512Hash } from "../packaging/integrity.js";
+import { fileIntegrity, INTEGRITY_PATTERN } from "../packaging/integrity.js";
 import { installScriptsOf, readTarballManifest, type PackageManifest } from "../packaging/tarball-manifest.js";
 import { CliError, EXIT, usageError } from "./exit-codes.js";
+import {
+  checkTransport,
+  download,
+  fetchFollowingSameOrigin,
+  integrityMismatch,
+  MAX_TARBALL_BYTES,
+} from "./tarball-download.js";
 
 /**
  * Where `hearth upgrade` finds a newer CLI, and how it gets it without running a stranger's
@@ -27,9 +30,6 @@ import { CliError, EXIT, usageError } from "./exit-codes.js";
  * --ignore-scripts all the same.
  */
 
-/** Larger than any CLI tarball Hearth makes (about 1 MB), far smaller than trouble. */
-export const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
-const MAX_REDIRECTS = 3;
 const LAUNCHER = "bin/hearth.js";
 
 export type UpdateSource =
@@ -124,17 +124,6 @@ export async function installRelease(release: Release, log: (text: string) => vo
   }
 }
 
-/** https, or http to this machine only: a tarball fetched in the clear from elsewhere could be anyone's. */
-function checkTransport(url: string, what: string): void {
-  const parsed = new URL(url);
-  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(parsed.hostname) || /^127\./.test(parsed.hostname);
-  if (parsed.protocol === "https:" || (parsed.protocol === "http:" && loopback)) return;
-  throw usageError(
-    `${what} ${url}: hearth upgrade fetches over https only (http only from this machine).`,
-    "Use an https URL, or download the tarball yourself and pass its path.",
-  );
-}
-
 async function localFile(source: { file: string; integrity?: string }) {
   if (!(await stat(source.file).catch(() => undefined))?.isFile()) {
     throw usageError(
@@ -182,100 +171,6 @@ async function checkTarball(file: string, where: string): Promise<string> {
     );
   }
   return manifest.version;
-}
-
-/**
- * Streams `url` to a temporary file: at most MAX_TARBALL_BYTES, redirects only within the
- * first URL's origin (or `origin`), the sha512 computed on the way and checked at the end.
- */
-async function download(
-  url: string,
-  expect: { integrity?: string; origin?: string },
-): Promise<{ file: string; cleanup(): Promise<void> }> {
-  const response = await fetchFollowingSameOrigin(url, expect.origin);
-  if (!response.ok || !response.body) {
-    throw new CliError(
-      EXIT.failure,
-      `Downloading ${url} answered HTTP ${response.status}.`,
-      "Check the address of the tarball.",
-    );
-  }
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (declared > MAX_TARBALL_BYTES) throw tooLarge(url);
-  const dir = await mkdtemp(path.join(os.tmpdir(), "hearth-upgrade-"));
-  const file = path.join(dir, "hearth.tgz");
-  const cleanup = () => rm(dir, { recursive: true, force: true });
-  const hash = sha512Hash();
-  let size = 0;
-  const counted = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      size += chunk.length;
-      if (size > MAX_TARBALL_BYTES) return done(tooLarge(url));
-      hash.update(chunk);
-      done(null, chunk);
-    },
-  });
-  try {
-    await pipeline(
-      Readable.fromWeb(response.body as import("node:stream/web").ReadableStream),
-      counted,
-      createWriteStream(file),
-    );
-  } catch (error) {
-    await cleanup();
-    if (error instanceof CliError) throw error;
-    throw new CliError(EXIT.failure, `Downloading ${url} failed: ${(error as Error).message}.`);
-  }
-  const integrity = integrityOf(hash);
-  if (expect.integrity !== undefined && integrity !== expect.integrity) {
-    await cleanup();
-    throw integrityMismatch(url, expect.integrity, integrity);
-  }
-  return { file, cleanup };
-}
-
-/** fetch, following redirects by hand: only to the same scheme, host and port as `origin` (default: the URL's). */
-async function fetchFollowingSameOrigin(url: string, origin = new URL(url).origin): Promise<Response> {
-  let current = url;
-  for (let hop = 0; ; hop++) {
-    let response: Response;
-    try {
-      response = await fetch(current, { redirect: "manual" });
-    } catch (e) {
-      throw new CliError(
-        EXIT.failure,
-        `Cannot reach ${current} (${String((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message)}).`,
-        "Check the address, or pass --source with a local tarball.",
-      );
-    }
-    if (response.status < 300 || response.status >= 400) return response;
-    const location = response.headers.get("location");
-    await response.body?.cancel();
-    const next = location ? new URL(location, current) : undefined;
-    if (!next || next.origin !== origin) {
-      throw new CliError(
-        EXIT.failure,
-        `${current} redirects to ${next?.href ?? "nowhere"}, another scheme, host or port; hearth upgrade does not follow it. Nothing was installed.`,
-      );
-    }
-    if (hop >= MAX_REDIRECTS) throw new CliError(EXIT.failure, `${url} redirects more than ${MAX_REDIRECTS} times.`);
-    current = next.href;
-  }
-}
-
-function tooLarge(url: string): CliError {
-  return new CliError(
-    EXIT.failure,
-    `${url} is larger than ${MAX_TARBALL_BYTES} bytes, more than any hearth CLI tarball; nothing was installed.`,
-  );
-}
-
-function integrityMismatch(where: string, expected: string, actual: string): CliError {
-  return new CliError(
-    EXIT.failure,
-    `${where} does not have the expected sha512 (${expected}; it has ${actual}). Nothing was installed.`,
-    "Download it again from the publisher, or check the integrity you were given.",
-  );
 }
 
 /** Runs npm; its stdout is returned (and passed to `log` line by line), a failure names npm's last words. */

@@ -123,6 +123,9 @@ describe("the bench", () => {
     const load = report.scenarios.find((s) => s.id === "load")!;
     expect(load.details.errors, load.notes.join("\n")).toBe(0);
     expect(load.details.completed).toBeGreaterThan(0);
+    // The stage probe (Redis MONITOR) attributes its request to every stage.
+    const floor = report.scenarios.find((s) => s.id === "floor")!;
+    expect(floor.details.stages).toMatchObject({ requests: 1, attributed: 1 });
     // Fairness: the flood ends whole, and the steady account was timed alone and beside it.
     const fairness = report.scenarios.find((s) => s.id === "fairness")!;
     expect(fairness.figures.find((f) => f.label === "A's errors")?.value).toBe(0);

@@ -1,103 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { Job } from "bullmq";
 import { isCluster, type RedisClient } from "./connection.js";
-import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { JobLiveness, type FollowedJob } from "./job-liveness.js";
+import { type LogMeta, RequestLogs } from "./request-logs.js";
 import { QueueLanes, type Chosen, type StreamedJob } from "./queue-lanes.js";
 import { callRedis } from "./redis-call.js";
-import type { AdapterPlacement, PlacementReason } from "./adapter-placement.js";
+import type { InferenceClientOptions } from "./inference-client-options.js";
 import { jobs, type ImagePayload, type InferencePayload } from "./jobs.js";
 import type { ProducerQueues } from "./producer-queues.js";
 import type { ReplyHub } from "./reply-hub.js";
-import {
-  decodeMessage,
-  eventLogKey,
-  LOG_META_ID,
-  logEntryId,
-  ORPHAN_GRACE_MS,
-  publishCancel,
-  routeKey,
-  type SequencedEvent,
-} from "./stream.js";
+import { ORPHAN_GRACE_MS, publishCancel, routeKey, type SequencedEvent } from "./stream.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo" | "logTtlMs">;
 /** An image request; `requestId` is the caller's, since its uploaded images are already stored under it. */
 export type ImageRequestPayload = Omit<ImagePayload, "replyTo" | "logTtlMs">;
-
-export interface InferenceClientOptions {
-  prefix: string;
-  queueTimeoutMs: number;
-  maxQueueDepth: number;
-  /** How long a resumable request's events stay readable after its last one. */
-  streamRetentionMs: number;
-  /** Once a worker runs the request: the longest wait for its first event, and between two events. */
-  firstTokenTimeoutMs: number;
-  interTokenTimeoutMs: number;
-  /** The longest wait for Redis to answer a command. */
-  redisTimeoutMs: number;
-  /** Adapter-aware placement, and the longest a placed request waits for its worker before it moves to the shared queue. */
-  placement?: { placer: AdapterPlacement; waitMs: number };
-  /**
-   * Fair scheduling's express lane (docs/security.md): a base model's request from an account
-   * with nothing else in flight (priority 1) goes to the model's express queue when the shared
-   * queue has a backlog; workers keep sequences for it. Not started within `waitMs`, it moves to
-   * the shared queue (where its priority still puts it first).
-   */
-  express?: { waitMs: number };
-  observer?: InferenceObserver;
-}
-
-/** The client's options, as configured (config.ts). */
-export function inferenceClientOptions(
-  config: Pick<
-    Config,
-    | "redisPrefix"
-    | "queueTimeoutMs"
-    | "maxQueueDepth"
-    | "streamRetentionMs"
-    | "firstTokenTimeoutMs"
-    | "interTokenTimeoutMs"
-    | "redisCommandTimeoutMs"
-  >,
-): InferenceClientOptions {
-  const { redisPrefix: prefix, queueTimeoutMs, maxQueueDepth, redisCommandTimeoutMs: redisTimeoutMs } = config;
-  const { streamRetentionMs, firstTokenTimeoutMs, interTokenTimeoutMs } = config;
-  return {
-    prefix,
-    queueTimeoutMs,
-    maxQueueDepth,
-    streamRetentionMs,
-    firstTokenTimeoutMs,
-    interTokenTimeoutMs,
-    redisTimeoutMs,
-  };
-}
-
-/**
- * Told how requests go, for metrics (metrics/inference-metrics.ts): enqueued, taken by a
- * worker, first token, and how each ended. Resumed requests are not told twice.
- */
-export interface InferenceObserver {
-  waiting(model: string): void;
-  /** Where placement sent an adapter's request (`baseModelId` names the model's queues). */
-  placed?(baseModelId: string, reason: PlacementReason): void;
-  /** A placed request that its worker did not start in time, moved to the shared queue. */
-  moved?(baseModelId: string): void;
-  /** A request sent to the express lane, and one of those moved to the shared queue (not started in time). */
-  expressed?(baseModelId: string): void;
-  expressMoved?(baseModelId: string): void;
-  started(model: string, queue: string, waitedMs: number): void;
-  firstToken(model: string, sinceQueuedMs: number): void;
-  ended(
-    model: string,
-    kind: string,
-    outcome: "completed" | "failed" | "cancelled",
-    generation: { completionTokens: number; ms: number } | undefined,
-    wasRunning: boolean,
-  ): void;
-}
 
 /** How a job queues: its priority, and who is told once it is in its queue. */
 export interface Queueing {
@@ -127,13 +45,6 @@ export interface ResumedStream {
   events: AsyncGenerator<SequencedEvent, void, undefined>;
 }
 
-/** What the log's meta entry (stream.ts LOG_META_ID) holds. */
-interface LogMeta {
-  accountId: string;
-  queue: string;
-  view: unknown;
-}
-
 /** How one request is being followed: its queue and inbox, and whether a client may resume it. */
 interface Following extends FollowedJob {
   resumable: boolean;
@@ -153,6 +64,8 @@ export class InferenceClient {
   private readonly liveness: JobLiveness;
   /** Which queue each job waits in, and its moves to the shared queue. */
   private readonly lanes: QueueLanes;
+  /** Resumable requests' event logs. */
+  private readonly logs: RequestLogs;
 
   constructor(
     private readonly redis: RedisClient,
@@ -162,6 +75,7 @@ export class InferenceClient {
   ) {
     this.liveness = new JobLiveness(redis, options);
     this.lanes = new QueueLanes(redis, queues, options);
+    this.logs = new RequestLogs(redis, options);
   }
 
   run(
@@ -189,9 +103,7 @@ export class InferenceClient {
    * between the two). Not found when the log is gone (expired) or is another account's.
    */
   async resume(requestId: string, accountId: string, signal: AbortSignal): Promise<ResumedStream> {
-    const log = eventLogKey(this.options.prefix, requestId);
-    const [metaEntry] = await this.redisCall(() => this.redis.xrange(log, LOG_META_ID, LOG_META_ID));
-    const meta = metaEntry ? (JSON.parse(metaEntry[1][1]!) as LogMeta) : undefined;
+    const meta = await this.redisCall(() => this.logs.meta(requestId));
     if (!meta || meta.accountId !== accountId) {
       throw new AppError(
         "not_found",
@@ -203,8 +115,7 @@ export class InferenceClient {
     try {
       const route = routeKey(this.options.prefix, requestId);
       await this.redisCall(() => this.redis.set(route, this.hub.channel, "PX", this.options.streamRetentionMs));
-      const entries = await this.redisCall(() => this.redis.xrange(log, logEntryId(1), "+"));
-      inbox.prepend(entries.map(([, fields]) => decodeMessage(fields[1]!)).filter((e) => e !== undefined));
+      inbox.prepend(await this.redisCall(() => this.logs.events(requestId)));
     } catch (error) {
       inbox.close();
       throw error;
@@ -234,7 +145,7 @@ export class InferenceClient {
       let logging: Promise<void> | undefined;
       if (resumable) {
         const meta: LogMeta = { accountId: resumable.accountId, queue: chosen.queue.name, view: resumable.view };
-        logging = this.redisCall(() => this.startLog(requestId, meta));
+        logging = this.redisCall(() => this.logs.start(requestId, meta));
         if (isCluster(this.redis)) await logging;
       }
       const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
@@ -280,19 +191,6 @@ export class InferenceClient {
     } finally {
       clearTimeout(moving);
     }
-  }
-
-  /** Writes a resumable request's log meta, before its job exists (so before any event). */
-  private async startLog(requestId: string, meta: LogMeta): Promise<void> {
-    const log = eventLogKey(this.options.prefix, requestId);
-    const results = await this.redis
-      .multi()
-      .xadd(log, LOG_META_ID, "m", JSON.stringify(meta))
-      .pexpire(log, this.options.streamRetentionMs)
-      .exec();
-    // A transaction's commands fail one by one, in its answer, not as a rejection.
-    const failed = results?.find(([error]) => error)?.[0];
-    if (failed) throw failed;
   }
 
   /**

@@ -4,19 +4,6 @@ import { AppError } from "../errors.js";
 import type { RedisClient } from "./connection.js";
 import { callRedis } from "./redis-call.js";
 
-/**
- * A lock shared by every API process, for the short steps that must not interleave across
- * processes (e.g. checking a quota and storing what it admits). One key per lock name, set
- * with NX to a token of the holder's; the holder renews its lease every third of it while
- * it works, and only the holder's token releases it. A holder that dies loses the lock
- * when its lease runs out. A waiter polls with a growing pause until `waitMs`, then gets a
- * 503 that says what was busy.
- *
- * Not a PostgreSQL advisory lock (db/advisory-locks.ts, for migrations and the bootstrap): those
- * last as long as a transaction, and these locks are held across storage I/O (an S3 copy), which
- * would keep a database connection in a transaction meanwhile, and with PGlite's one connection,
- * every other query of the process waiting.
- */
 const RELEASE = `
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -36,6 +23,19 @@ export interface RedisMutexOptions {
   timeoutMs: number;
 }
 
+/**
+ * A lock shared by every API process, for the short steps that must not interleave across
+ * processes (e.g. checking a quota and storing what it admits). One key per lock name, set
+ * with NX to a token of the holder's; the holder renews its lease every third of it while
+ * it works, and only the holder's token releases it. A holder that dies loses the lock
+ * when its lease runs out. A waiter polls with a growing pause until `waitMs`, then gets a
+ * 503 that says what was busy.
+ *
+ * Not a PostgreSQL advisory lock (db/advisory-locks.ts, for migrations and the bootstrap): those
+ * last as long as a transaction, and these locks are held across storage I/O (an S3 copy), which
+ * would keep a database connection in a transaction meanwhile, and with PGlite's one connection,
+ * every other query of the process waiting.
+ */
 export class RedisMutex {
   constructor(
     private readonly redis: RedisClient,

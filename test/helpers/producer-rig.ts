@@ -2,11 +2,9 @@ import crypto from "node:crypto";
 import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
-import {
-  InferenceClient,
-  type InferenceClientOptions,
-  type InferenceObserver,
-} from "../../src/queues/inference-client.js";
+import { InferenceClient } from "../../src/queues/inference-client.js";
+import type { InferenceClientOptions } from "../../src/queues/inference-client-options.js";
+import type { InferenceObserver } from "../../src/queues/inference-observer.js";
 import type { InferencePayload } from "../../src/queues/jobs.js";
 import { ProducerQueues } from "../../src/queues/producer-queues.js";
 import { ReplyHub } from "../../src/queues/reply-hub.js";

@@ -373,6 +373,12 @@ export const variables = {
     description:
       "Threads per process (API and worker) that render users' chat templates, none of them the main thread.",
   },
+  HEARTH_TEMPLATE_QUARANTINE_MS: {
+    schema: int(0, 86_400_000),
+    default: String(DEFAULT_TEMPLATE_LIMITS.quarantineMs),
+    description:
+      "How long a chat template that went past its time or memory bound is refused at once (400), in every process; 0: never.",
+  },
   HEARTH_MAX_BODY_BYTES: {
     schema: int(1024, 1 << 30),
     default: "4194304",

@@ -208,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       threads: r.HEARTH_TEMPLATE_THREADS,
       timeoutMs: r.HEARTH_TEMPLATE_TIMEOUT_MS,
       memoryMb: r.HEARTH_TEMPLATE_MEMORY_MB,
+      quarantineMs: r.HEARTH_TEMPLATE_QUARANTINE_MS,
     },
     logLevel: r.HEARTH_LOG_LEVEL,
   });

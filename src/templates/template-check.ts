@@ -1,5 +1,6 @@
 import { plainText, type TemplateTurn } from "./template-protocol.js";
-import { TemplateError, type TemplateSandbox } from "./template-sandbox.js";
+import { TemplateError } from "./template-error.js";
+import type { TemplateSandbox } from "./template-sandbox.js";
 
 const USER = "\u27e6user-turn\u27e7";
 const ASSISTANT = "\u27e6assistant-turn\u27e7";
@@ -35,7 +36,11 @@ function adversarialProbes(): { name: string; messages: TemplateTurn[] }[] {
  * and size bounds. A template may refuse some shapes (raise_exception); it may not hang or
  * blow up on them. Returns the problem, or undefined.
  */
-export async function chatTemplateProblem(sandbox: TemplateSandbox, template: string): Promise<string | undefined> {
+export async function chatTemplateProblem(
+  sandbox: TemplateSandbox,
+  template: string,
+  owner: string,
+): Promise<string | undefined> {
   const sample: TemplateTurn[] = [
     { role: "user", content: USER },
     { role: "assistant", content: ASSISTANT },
@@ -43,9 +48,10 @@ export async function chatTemplateProblem(sandbox: TemplateSandbox, template: st
   ];
   let text: string;
   try {
-    text = plainText((await sandbox.render(template, sample)).text);
+    text = plainText((await sandbox.render(template, sample, owner)).text);
   } catch (error) {
     if (!(error instanceof TemplateError) || error.kind === "unavailable") throw error;
+    if (error.kind === "quarantined") return error.message;
     return error.kind === "template"
       ? `rendering a sample conversation failed: ${error.message}`
       : `rendering a sample conversation: ${error.message}`;
@@ -55,9 +61,10 @@ export async function chatTemplateProblem(sandbox: TemplateSandbox, template: st
   }
   for (const probe of adversarialProbes()) {
     try {
-      await sandbox.render(template, probe.messages);
+      await sandbox.render(template, probe.messages, owner);
     } catch (error) {
       if (!(error instanceof TemplateError) || error.kind === "unavailable") throw error;
+      if (error.kind === "quarantined") return error.message;
       if (error.outOfBounds) return `rendering ${probe.name}: ${error.message}`;
     }
   }

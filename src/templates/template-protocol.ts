@@ -24,6 +24,15 @@ export type RenderReply =
   /** `kind: "template"`: the template itself failed (a syntax error, raise_exception); `"bounds"`: too big. */
   | { id: number; ok: false; kind: "template" | "bounds"; message: string };
 
+/**
+ * A LlamaText's JSON as the protocol carries it: always a list. node-llama-cpp writes a text of
+ * one plain piece as that string alone (and an empty one as ""), which a plain template renders.
+ */
+export function textPieces(json: string | TemplateTextJSON): TemplateTextJSON {
+  if (typeof json !== "string") return json;
+  return json === "" ? [] : [json];
+}
+
 /** The characters of a rendered text, special-token pieces included. */
 export function textLength(text: TemplateTextJSON): number {
   let length = 0;

@@ -1,11 +1,18 @@
-import { Worker } from "node:worker_threads";
-import type { RenderReply, RenderRequest, TemplateTextJSON, TemplateTurn } from "./template-protocol.js";
+import type { TemplateTurn } from "./template-protocol.js";
+import { TemplateError } from "./template-error.js";
+import { quarantineMessage, templateHash, TemplateQuarantine, type SharedQuarantine } from "./template-quarantine.js";
+import { SandboxThread, type RenderedTemplate, type RenderTask } from "./sandbox-thread.js";
 
 /**
  * Where users' Jinja chat templates run: a few worker threads, each with a capped heap, and
  * a time limit per render after which the thread is killed and replaced. A template that
  * loops for ever, or builds a gigabyte string, fails its own request and nobody else's; the
  * process's main thread never renders one (docs/security.md).
+ *
+ * The threads are shared between owners (accounts) fairly: one owner's renders hold at most
+ * `maxPerOwner` threads (replacements of threads its renders killed included), and the renders
+ * waiting are taken one owner after another. A template that went past the time or memory
+ * bound is quarantined (template-quarantine.ts): refused at once, without a thread, for a while.
  */
 
 export interface TemplateSandboxOptions {
@@ -14,35 +21,17 @@ export interface TemplateSandboxOptions {
   timeoutMs: number;
   /** Heap of each thread (V8's old generation), in MB. */
   memoryMb: number;
+  /** How long a template that went past the time or memory bound is refused; 0: never. */
+  quarantineMs: number;
+  /** Threads one owner's renders may hold at once; by default all but one (at least one). */
+  maxPerOwner?: number;
   /** Most characters a rendered prompt may have. */
   maxChars?: number;
-  /** Renders that may wait for a thread; more are refused at once. */
+  /** Renders one owner may have waiting for a thread; more are refused at once. */
   maxWaiting?: number;
 }
 
-export interface RenderedTemplate {
-  text: TemplateTextJSON;
-  stops: TemplateTextJSON[];
-}
-
-/**
- * Why a render failed. `template`: the template's own error (syntax, raise_exception);
- * `time`, `memory`, `size`: it went past a bound; `unavailable`: the sandbox could not take it.
- */
-export class TemplateError extends Error {
-  constructor(
-    readonly kind: "template" | "time" | "memory" | "size" | "unavailable",
-    message: string,
-  ) {
-    super(message);
-    this.name = "TemplateError";
-  }
-
-  /** True when the template went past one of the sandbox's bounds. */
-  get outOfBounds(): boolean {
-    return this.kind === "time" || this.kind === "memory" || this.kind === "size";
-  }
-}
+export type { RenderedTemplate };
 
 export const DEFAULT_MAX_TEMPLATE_CHARS = 4 * 1024 * 1024;
 
@@ -51,187 +40,126 @@ export const DEFAULT_TEMPLATE_LIMITS: TemplateSandboxOptions = Object.freeze({
   threads: 2,
   timeoutMs: 1000,
   memoryMb: 64,
+  quarantineMs: 10 * 60_000,
 });
 
-interface Task {
-  request: Omit<RenderRequest, "id">;
-  resolve: (rendered: RenderedTemplate) => void;
-  reject: (error: TemplateError) => void;
-}
-
 export class TemplateSandbox {
-  private readonly slots: Slot[];
-  private readonly waiting: Task[] = [];
+  private readonly threads: SandboxThread[];
+  /** Renders waiting, by owner; the map's order is the order owners are served in. */
+  private readonly waiting = new Map<string, RenderTask[]>();
   private readonly maxChars: number;
   private readonly maxWaiting: number;
+  private readonly maxPerOwner: number;
+  readonly quarantine: TemplateQuarantine;
   private closed = false;
 
-  constructor(readonly options: TemplateSandboxOptions) {
+  constructor(
+    readonly options: TemplateSandboxOptions,
+    shared?: { store: SharedQuarantine; onError: (error: unknown) => void },
+  ) {
     this.maxChars = options.maxChars ?? DEFAULT_MAX_TEMPLATE_CHARS;
-    this.maxWaiting = options.maxWaiting ?? 1024;
-    this.slots = Array.from({ length: options.threads }, () => new Slot(this.options, () => this.pump()));
+    this.maxWaiting = options.maxWaiting ?? 256;
+    this.maxPerOwner = options.maxPerOwner ?? Math.max(1, options.threads - 1);
+    this.quarantine = new TemplateQuarantine(options.quarantineMs, shared?.store, shared?.onError);
+    this.threads = Array.from({ length: options.threads }, () => new SandboxThread(options, () => this.pump()));
   }
 
   /** Starts every thread now rather than on the first render (a worker does this at start). */
   async warm(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => slot.start()));
+    await Promise.all(this.threads.map((thread) => thread.start()));
   }
 
-  render(template: string, messages: readonly TemplateTurn[]): Promise<RenderedTemplate> {
+  /** Renders `template` (owned by `owner`, an account) on a thread. */
+  render(template: string, messages: readonly TemplateTurn[], owner: string): Promise<RenderedTemplate> {
     if (this.closed) return Promise.reject(new TemplateError("unavailable", "The template sandbox is closed."));
-    if (this.waiting.length >= this.maxWaiting) {
-      return Promise.reject(new TemplateError("unavailable", "Too many chat templates are waiting to be rendered."));
+    const hash = templateHash(template);
+    const quarantined = this.quarantined(hash);
+    if (quarantined) return Promise.reject(quarantined);
+    const queue = this.waiting.get(owner) ?? [];
+    if (queue.length >= this.maxWaiting) {
+      return Promise.reject(
+        new TemplateError("unavailable", "Too many of this account's chat templates are waiting to be rendered."),
+      );
     }
     return new Promise<RenderedTemplate>((resolve, reject) => {
-      this.waiting.push({ request: { template, messages, maxChars: this.maxChars }, resolve, reject });
+      queue.push({
+        request: { template, messages, maxChars: this.maxChars },
+        owner,
+        hash,
+        resolve,
+        reject: (error) => {
+          if (error.kind === "time" || error.kind === "memory")
+            this.quarantine.record(hash, boundPassed(error, this.options));
+          reject(error);
+        },
+      });
+      this.waiting.set(owner, queue);
       this.pump();
     });
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of this.waiting.splice(0))
-      task.reject(new TemplateError("unavailable", "The template sandbox closed."));
-    await Promise.all(this.slots.map((slot) => slot.stop()));
+    for (const queue of this.waiting.values())
+      for (const task of queue) task.reject(new TemplateError("unavailable", "The template sandbox closed."));
+    this.waiting.clear();
+    await Promise.all(this.threads.map((thread) => thread.stop()));
+  }
+
+  private quarantined(hash: string): TemplateError | undefined {
+    const entry = this.quarantine.known(hash);
+    return entry && new TemplateError("quarantined", quarantineMessage(entry));
   }
 
   private pump(): void {
-    for (const slot of this.slots) {
-      if (this.waiting.length === 0 || this.closed) return;
-      if (slot.idle) slot.run(this.waiting.shift()!);
-      else if (slot.failedToStart !== undefined) {
+    for (const thread of this.threads) {
+      if (this.waiting.size === 0 || this.closed) return;
+      if (thread.idle) {
+        const task = this.next();
+        if (!task) return;
+        thread.run(task);
+      } else if (thread.failedToStart !== undefined) {
         // No thread will start: fail what waits rather than leave it waiting.
-        const error = new TemplateError("unavailable", `The template sandbox could not start: ${slot.failedToStart}`);
-        for (const task of this.waiting.splice(0)) task.reject(error);
-        slot.failedToStart = undefined;
-      } else slot.start().catch(() => this.pump());
+        const error = new TemplateError("unavailable", `The template sandbox could not start: ${thread.failedToStart}`);
+        for (const queue of this.waiting.values()) for (const task of queue) task.reject(error);
+        this.waiting.clear();
+        thread.failedToStart = undefined;
+      } else thread.start().catch(() => this.pump());
     }
+  }
+
+  /**
+   * The next render to run: the first waiting owner (in turn) below its share of threads. The
+   * renders of templates quarantined while they waited are refused on the way.
+   */
+  private next(): RenderTask | undefined {
+    for (const [owner, queue] of this.waiting) {
+      for (let i = queue.length - 1; i >= 0; i--) {
+        const refused = this.quarantined(queue[i]!.hash);
+        if (refused) queue.splice(i, 1)[0]!.reject(refused);
+      }
+      if (queue.length === 0) {
+        this.waiting.delete(owner);
+        continue;
+      }
+      if (this.held(owner) >= this.maxPerOwner) continue;
+      const task = queue.shift()!;
+      // The owner goes to the back of the line.
+      this.waiting.delete(owner);
+      if (queue.length > 0) this.waiting.set(owner, queue);
+      return task;
+    }
+    return undefined;
+  }
+
+  private held(owner: string): number {
+    return this.threads.filter((thread) => thread.chargedTo === owner).length;
   }
 }
 
-/** One thread: started on demand, replaced after a timeout, a crash or running out of heap. */
-class Slot {
-  private worker: Worker | undefined;
-  private starting: Promise<void> | undefined;
-  private task: { task: Task; timer: NodeJS.Timeout } | undefined;
-  private nextId = 1;
-  failedToStart: string | undefined;
-
-  constructor(
-    private readonly options: TemplateSandboxOptions,
-    private readonly onIdle: () => void,
-  ) {}
-
-  get idle(): boolean {
-    return this.worker !== undefined && this.starting === undefined && this.task === undefined;
-  }
-
-  start(): Promise<void> {
-    if (this.worker && !this.starting) return Promise.resolve();
-    this.starting ??= new Promise<void>((resolve, reject) => {
-      const worker = spawnThread(this.options.memoryMb);
-      this.worker = worker;
-      worker.unref();
-      const failed = (error: Error) => {
-        this.worker = undefined;
-        this.starting = undefined;
-        this.failedToStart = error.message;
-        reject(error);
-        this.onIdle();
-      };
-      worker.once("error", failed);
-      worker.once("message", () => {
-        worker.off("error", failed);
-        this.starting = undefined;
-        this.failedToStart = undefined;
-        worker.on("message", (reply: RenderReply) => this.settle(worker, reply));
-        worker.on("error", (error: Error & { code?: string }) => this.crashed(worker, error));
-        worker.on("exit", () => this.crashed(worker, new Error("the thread exited")));
-        resolve();
-        this.onIdle();
-      });
-    });
-    return this.starting;
-  }
-
-  run(task: Task): void {
-    const worker = this.worker!;
-    const timer = setTimeout(() => {
-      this.fail(
-        worker,
-        new TemplateError(
-          "time",
-          `The chat template took longer than ${this.options.timeoutMs} ms to render and was stopped.`,
-        ),
-      );
-    }, this.options.timeoutMs);
-    this.task = { task, timer };
-    worker.postMessage({ ...task.request, id: this.nextId++ } satisfies RenderRequest);
-  }
-
-  async stop(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    if (this.task) {
-      clearTimeout(this.task.timer);
-      this.task.task.reject(new TemplateError("unavailable", "The template sandbox closed."));
-      this.task = undefined;
-    }
-    await worker?.terminate();
-  }
-
-  private settle(worker: Worker, reply: RenderReply): void {
-    if (worker !== this.worker || !this.task) return;
-    const { task, timer } = this.task;
-    clearTimeout(timer);
-    this.task = undefined;
-    if (reply.ok) task.resolve({ text: reply.text, stops: reply.stops });
-    else if (reply.kind === "bounds")
-      task.reject(new TemplateError("size", `The chat template's output is too large: ${reply.message}.`));
-    else task.reject(new TemplateError("template", reply.message));
-    this.onIdle();
-  }
-
-  private crashed(worker: Worker, error: Error & { code?: string }): void {
-    if (worker !== this.worker) return;
-    const outOfMemory = error.code === "ERR_WORKER_OUT_OF_MEMORY";
-    this.fail(
-      worker,
-      outOfMemory
-        ? new TemplateError(
-            "memory",
-            `The chat template needed more than ${this.options.memoryMb} MB of memory to render and was stopped.`,
-          )
-        : new TemplateError("unavailable", `The template sandbox's thread failed: ${error.message}`),
-    );
-  }
-
-  /** Fails the running render, kills the thread and starts another in its place. */
-  private fail(worker: Worker, error: TemplateError): void {
-    if (worker !== this.worker) return;
-    if (this.task) {
-      clearTimeout(this.task.timer);
-      this.task.task.reject(error);
-      this.task = undefined;
-    }
-    this.worker = undefined;
-    worker.removeAllListeners();
-    worker.on("error", () => {});
-    void worker.terminate();
-    this.start().catch(() => {});
-  }
-}
-
-/** A sandbox thread. Run from TypeScript sources (tsx, vitest), the thread registers tsx itself. */
-function spawnThread(memoryMb: number): Worker {
-  const resourceLimits = {
-    maxOldGenerationSizeMb: memoryMb,
-    maxYoungGenerationSizeMb: Math.min(16, memoryMb),
-    stackSizeMb: 4,
-  };
-  const fromSources = import.meta.url.endsWith(".ts");
-  const entry = new URL(fromSources ? "./template-thread.ts" : "./template-thread.js", import.meta.url);
-  if (!fromSources) return new Worker(entry, { resourceLimits });
-  const boot = `import { register } from "tsx/esm/api"; register(); await import(${JSON.stringify(entry.href)});`;
-  return new Worker(boot, { eval: true, resourceLimits });
+/** The bound a render went past, as a quarantine's reason. */
+function boundPassed(error: TemplateError, options: TemplateSandboxOptions): string {
+  return error.kind === "time"
+    ? `took longer than ${options.timeoutMs} ms to render`
+    : `needed more than ${options.memoryMb} MB of memory to render`;
 }

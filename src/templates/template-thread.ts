@@ -1,7 +1,13 @@
 import { parentPort } from "node:worker_threads";
 import { JinjaTemplateChatWrapper, type ChatWrapper } from "node-llama-cpp";
 import { toChatHistory } from "./chat-history.js";
-import { textLength, type RenderReply, type RenderRequest, type TemplateTextJSON } from "./template-protocol.js";
+import {
+  textLength,
+  textPieces,
+  type RenderReply,
+  type RenderRequest,
+  type TemplateTextJSON,
+} from "./template-protocol.js";
 
 /**
  * A thread of the template sandbox (template-sandbox.ts): renders users' Jinja chat templates
@@ -30,7 +36,7 @@ function render(request: RenderRequest): RenderReply {
   const { id } = request;
   try {
     const state = wrapperFor(request.template).generateContextState({ chatHistory: toChatHistory(request.messages) });
-    const text = state.contextText.toJSON() as TemplateTextJSON;
+    const text = textPieces(state.contextText.toJSON() as string | TemplateTextJSON);
     const length = textLength(text);
     if (length > request.maxChars) {
       return {
@@ -40,7 +46,9 @@ function render(request: RenderRequest): RenderReply {
         message: `its output has ${length} characters, more than ${request.maxChars}`,
       };
     }
-    const stops = state.stopGenerationTriggers.map((trigger) => trigger.toJSON() as TemplateTextJSON);
+    const stops = state.stopGenerationTriggers.map((trigger) =>
+      textPieces(trigger.toJSON() as string | TemplateTextJSON),
+    );
     return { id, ok: true, text, stops };
   } catch (error) {
     const message = unwrapped(error instanceof Error ? error.message : String(error));

@@ -1,6 +1,7 @@
-import { checkEmbeddingTarget, type InferencePayload } from "../queues/jobs.js";
+import { parseModelName } from "../domain/model-name.js";
+import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../queues/jobs.js";
 import { embeddingEvents, type FinishReason, type StreamEvent } from "../queues/stream.js";
-import type { EngineContext, EngineModel, GenerateRequest, GenerateResult } from "./engine/engine.js";
+import type { EngineContext, EngineModel, GenerateRequest, GenerateResult, UserTemplate } from "./engine/engine.js";
 
 /** What the inference handler needs from the worker around it. */
 export interface InferenceTarget {
@@ -17,6 +18,12 @@ export interface InferenceOutcome {
 export function adapterKeyOf(payload: InferencePayload): string | undefined {
   if (payload.kind === "embedding") checkEmbeddingTarget(payload.model);
   return payload.model.adapter?.key;
+}
+
+/** An adapter's own chat template, owned by the adapter's account (its share of the template sandbox). */
+function userTemplateOf(target: ModelTarget): UserTemplate | undefined {
+  if (target.chatTemplate === undefined) return undefined;
+  return { text: target.chatTemplate, owner: parseModelName(target.name)?.accountId ?? target.name };
 }
 
 /**
@@ -40,7 +47,7 @@ export async function runInference(
   const groups =
     payload.kind === "completion"
       ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
-      : [await target.model.renderChat(payload.messages, payload.model.chatTemplate)];
+      : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model))];
 
   // One failing choice stops its siblings.
   const local = new AbortController();

@@ -1,7 +1,9 @@
 import { loadConfig } from "../config.js";
 import { createLogger } from "../logger.js";
+import { sharedTemplateSandbox } from "../limits/template-quarantine-store.js";
 import { ensureDemoModels } from "../models/factory/ensure-demo-models.js";
 import { runUntilSignalled } from "../process/lifecycle.js";
+import { createRedis } from "../queues/connection.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
 import { HearthWorker } from "./worker.js";
 
@@ -11,10 +13,12 @@ await runUntilSignalled(log, async () => {
   // The engine (and the demo models) only for the text role: an image-only worker loads no llama.cpp.
   const text = config.worker.roles.includes("text");
   if (text) await ensureDemoModels(config, log);
-  const engine = text
+  // Where users' chat templates render; their quarantines go to Redis for every process to see.
+  const templateRedis = text ? createRedis(config, "producer") : undefined;
+  const engine = templateRedis
     ? await LlamaEngine.create({
         logLevel: config.logLevel,
-        templateLimits: config.templates,
+        templates: sharedTemplateSandbox(config, templateRedis, log),
         gpu: config.worker.gpu,
         gpuLayers: config.worker.gpuLayers,
       })
@@ -24,6 +28,7 @@ await runUntilSignalled(log, async () => {
     async close() {
       await worker.close(config.drain.workerMs);
       await engine?.close();
+      templateRedis?.disconnect();
     },
   };
 });

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { chatTemplateProblem } from "../../src/templates/template-check.js";
 import { plainText } from "../../src/templates/template-protocol.js";
-import { TemplateError, TemplateSandbox } from "../../src/templates/template-sandbox.js";
+import { templateHash, type QuarantineEntry } from "../../src/templates/template-quarantine.js";
+import { TemplateError } from "../../src/templates/template-error.js";
+import { TemplateSandbox } from "../../src/templates/template-sandbox.js";
 
 const SIMPLE = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}<assistant>";
 const FOREVER = `{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}${SIMPLE}`;
@@ -23,65 +25,75 @@ async function failure(promise: Promise<unknown>): Promise<TemplateError> {
 }
 
 describe("the template sandbox", () => {
-  const sandbox = new TemplateSandbox({ threads: 2, timeoutMs: 1500, memoryMb: 48, maxChars: 100_000 });
+  const sandbox = new TemplateSandbox({
+    threads: 2,
+    timeoutMs: 1500,
+    memoryMb: 48,
+    maxChars: 100_000,
+    quarantineMs: 60_000,
+  });
   afterAll(() => sandbox.close());
 
   it("renders a template on a thread: the text with each turn, and its stop strings", async () => {
-    const rendered = await sandbox.render(SIMPLE, [user("hi"), { role: "assistant", content: "yo" }, user("again")]);
+    const rendered = await sandbox.render(
+      SIMPLE,
+      [user("hi"), { role: "assistant", content: "yo" }, user("again")],
+      "a",
+    );
     expect(plainText(rendered.text)).toBe("<user>hi\n<assistant>yo\n<user>again\n<assistant>");
     expect(Array.isArray(rendered.stops)).toBe(true);
   });
 
   it("kills a template that loops past the time limit, and the next render works", async () => {
-    const slow = failure(sandbox.render(FOREVER, [user("hi")]));
+    const slow = failure(sandbox.render(FOREVER, [user("hi")], "a"));
     // The other thread keeps serving while one is stuck.
-    const meanwhile = await sandbox.render(SIMPLE, [user("meanwhile")]);
+    const meanwhile = await sandbox.render(SIMPLE, [user("meanwhile")], "b");
     expect(plainText(meanwhile.text)).toContain("meanwhile");
     const error = await slow;
     // Stopped by a bound: its time, or (the inner ranges' garbage outrunning the collector) its heap.
     expect(["time", "memory"]).toContain(error.kind);
     expect(error.message).toMatch(BOUND);
     for (let i = 0; i < 3; i++)
-      expect(plainText((await sandbox.render(SIMPLE, [user(`after ${i}`)])).text)).toContain(`after ${i}`);
+      expect(plainText((await sandbox.render(SIMPLE, [user(`after ${i}`)], "a")).text)).toContain(`after ${i}`);
   });
 
   it("stops a template that allocates without bound: a 10^10 range, a 2^30-character string", async () => {
     for (const template of [HUGE_ARRAY, HUGE_STRING]) {
-      const error = await failure(sandbox.render(template, [user("hi")]));
+      const error = await failure(sandbox.render(template, [user("hi")], "a"));
       expect(error.outOfBounds).toBe(true);
       expect(error.message).toMatch(/memory|too large|longer than/);
     }
-    expect(plainText((await sandbox.render(SIMPLE, [user("still here")])).text)).toContain("still here");
+    expect(plainText((await sandbox.render(SIMPLE, [user("still here")], "a")).text)).toContain("still here");
   });
 
   it("refuses output past the size bound", async () => {
-    const error = await failure(sandbox.render(SIMPLE, [user("x".repeat(200_000))]));
+    const error = await failure(sandbox.render(SIMPLE, [user("x".repeat(200_000))], "a"));
     expect(error.kind).toBe("size");
     expect(error.message).toMatch(/more than 100000/);
   });
 
   it("reports the template's own errors as such, without killing the thread", async () => {
-    const error = await failure(sandbox.render("{{ raise_exception('no chats here') }}", [user("hi")]));
+    const error = await failure(sandbox.render("{{ raise_exception('no chats here') }}", [user("hi")], "a"));
     expect(error.kind).toBe("template");
     expect(error.message).toMatch(/no chats here/);
   });
 
   it("fails what waits at once when closed, and refuses what comes after", async () => {
-    const own = new TemplateSandbox({ threads: 1, timeoutMs: 5_000, memoryMb: 48 });
-    const running = failure(own.render(FOREVER, [user("a")]));
-    const waiting = failure(own.render(SIMPLE, [user("b")]));
+    const own = new TemplateSandbox({ threads: 1, timeoutMs: 5_000, memoryMb: 48, quarantineMs: 0 });
+    const running = failure(own.render(FOREVER, [user("a")], "a"));
+    const waiting = failure(own.render(SIMPLE, [user("b")], "a"));
     await new Promise((r) => setTimeout(r, 100));
     await own.close();
     expect((await running).kind).toBe("unavailable");
     expect((await waiting).kind).toBe("unavailable");
-    expect((await failure(own.render(SIMPLE, [user("c")]))).kind).toBe("unavailable");
+    expect((await failure(own.render(SIMPLE, [user("c")], "a"))).kind).toBe("unavailable");
   });
 });
 
 describe("chatTemplateProblem (save-time checks)", () => {
-  const sandbox = new TemplateSandbox({ threads: 1, timeoutMs: 1500, memoryMb: 48 });
+  const sandbox = new TemplateSandbox({ threads: 1, timeoutMs: 1500, memoryMb: 48, quarantineMs: 0 });
   afterAll(() => sandbox.close());
-  const problem = (template: string) => chatTemplateProblem(sandbox, template);
+  const problem = (template: string) => chatTemplateProblem(sandbox, template, "acct");
 
   it("accepts templates that write every message, including ones that refuse system messages", async () => {
     expect(await problem(SIMPLE)).toBeUndefined();
@@ -107,5 +119,149 @@ describe("chatTemplateProblem (save-time checks)", () => {
       "{% for m in messages %}{% if m.role == 'system' %}{% for i in range(10**10) %}{% endfor %}{% endif %}{% endfor %}" +
       SIMPLE;
     expect(await problem(systemBomb)).toMatch(/rendering .*(memory|too large|longer than)/);
+  });
+});
+
+/** A template that renders like SIMPLE, except that it spins for ever past `messages` messages. */
+const hangsPast = (messages: number, salt: string) =>
+  `{% if messages|length > ${messages} %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}{# ${salt} #}${SIMPLE}`;
+const chat = (length: number) =>
+  Array.from({ length }, (_, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content: `m${i}` }));
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** B's latencies (ms) for `call`, run one after another for `ms`, while `attack` runs beside them. */
+async function latencies(call: () => Promise<unknown>, ms: number): Promise<number[]> {
+  const out: number[] = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    const started = performance.now();
+    await call();
+    out.push(performance.now() - started);
+  }
+  return out;
+}
+
+describe("sharing the sandbox between accounts", () => {
+  it("holds one account's renders to its share of the threads: another account's go on", async () => {
+    const sandbox = new TemplateSandbox({ threads: 2, timeoutMs: 1500, memoryMb: 48, quarantineMs: 0 });
+    try {
+      await sandbox.warm();
+      const order: string[] = [];
+      const attack = Array.from({ length: 4 }, (_, i) =>
+        failure(sandbox.render(FOREVER, [user(`a${i}`)], "A")).then(() => order.push(`A${i}`)),
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      // Both threads would be A's without the share: B would wait for one to time out.
+      const b = await sandbox.render(SIMPLE, [user("b")], "B");
+      order.push("B");
+      expect(plainText(b.text)).toContain("<user>b");
+      await Promise.all(attack);
+      expect(order[0]).toBe("B");
+      // A's renders ran one at a time, each to its time limit.
+      expect(order.slice(1)).toEqual(["A0", "A1", "A2", "A3"]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("quarantines a template that timed out: refused at once, its waiting renders too, and shared", async () => {
+    const shared = new Map<string, QuarantineEntry>();
+    const store = {
+      get: async (hash: string) => shared.get(hash),
+      put: async (hash: string, entry: QuarantineEntry) => {
+        shared.set(hash, entry);
+      },
+    };
+    const sandbox = new TemplateSandbox(
+      { threads: 2, timeoutMs: 800, memoryMb: 48, quarantineMs: 60_000 },
+      { store, onError: () => {} },
+    );
+    const other = new TemplateSandbox(
+      { threads: 1, timeoutMs: 800, memoryMb: 48, quarantineMs: 60_000 },
+      { store, onError: () => {} },
+    );
+    try {
+      const trap = hangsPast(600, "quarantine");
+      const renders = Array.from({ length: 4 }, () => failure(sandbox.render(trap, chat(601), "A")));
+      const [first, ...rest] = await Promise.all(renders);
+      expect(["time", "memory"]).toContain(first!.kind);
+      // The three waiting behind it were refused without a thread, as soon as it was stopped.
+      for (const error of rest) {
+        expect(error.kind).toBe("quarantined");
+        expect(error.message).toMatch(/stopped at .* \(it (took longer than 800 ms|needed more than 48 MB)/);
+      }
+      // Short chats with it too, at once: the template is what is refused.
+      const started = performance.now();
+      expect((await failure(sandbox.render(trap, chat(2), "A"))).kind).toBe("quarantined");
+      expect(performance.now() - started).toBeLessThan(100);
+      // Another process learns it from the shared store; other templates render.
+      expect(await other.quarantine.lookup(templateHash(trap))).toMatchObject({ reason: expect.any(String) });
+      expect((await failure(other.render(trap, chat(2), "A"))).kind).toBe("quarantined");
+      expect(plainText((await sandbox.render(SIMPLE, chat(2), "A")).text)).toContain("m1");
+      // The save-time check refuses it by its quarantine, without rendering it.
+      expect(await chatTemplateProblem(other, trap, "A")).toMatch(/stopped at/);
+    } finally {
+      await Promise.all([sandbox.close(), other.close()]);
+    }
+  });
+
+  // The red team's two attacks, with real threads: B's median latency under each stays within
+  // 2x of B's alone. Without the share and the quarantine, B waited for A's renders to time out
+  // (seconds). A floor absorbs a busy machine's scheduling noise under B's
+  // sub-millisecond renders: 5 ms for the attacks as reported (one template, quarantined after
+  // its first timeout), 25 ms when A brings a new template every round, each spinning a core
+  // for a second before its thread is replaced (CPU the two accounts then share).
+  const bounded = (underAttack: number, alone: number, floorMs: number) =>
+    expect(underAttack).toBeLessThanOrEqual(Math.max(2 * alone, alone + floorMs));
+
+  async function underAttack(
+    b: (sandbox: TemplateSandbox) => Promise<unknown>,
+    attackRound: (sandbox: TemplateSandbox, round: number) => Promise<unknown>,
+  ): Promise<{ alone: number; attacked: number }> {
+    const sandbox = new TemplateSandbox({ threads: 2, timeoutMs: 1000, memoryMb: 48, quarantineMs: 600_000 });
+    try {
+      await sandbox.warm();
+      await latencies(() => b(sandbox), 300);
+      const alone = median(await latencies(() => b(sandbox), 1500));
+      let attacking = true;
+      const attack = (async () => {
+        // A round every 250 ms at the most (the red team's came every 20 s).
+        for (let round = 0; attacking; round++)
+          await Promise.all([attackRound(sandbox, round), new Promise((r) => setTimeout(r, 250))]);
+      })();
+      await new Promise((r) => setTimeout(r, 100));
+      const attacked = median(await latencies(() => b(sandbox), 4000));
+      attacking = false;
+      await attack;
+      return { alone, attacked };
+    } finally {
+      await sandbox.close();
+    }
+  }
+  const bChat = (sandbox: TemplateSandbox) => sandbox.render(SIMPLE, chat(20), "B");
+  const bSave = async (sandbox: TemplateSandbox) =>
+    expect(await chatTemplateProblem(sandbox, SIMPLE, "B")).toBeUndefined();
+  const longChats = (trap: string) => (sandbox: TemplateSandbox) =>
+    Promise.all(Array.from({ length: 8 }, () => sandbox.render(trap, chat(601), "A").catch(() => {})));
+  const saves = (trap: string) => (sandbox: TemplateSandbox) =>
+    Promise.all(Array.from({ length: 6 }, () => chatTemplateProblem(sandbox, trap, "A")));
+
+  it("keeps B's chats within 2x while A sends 8 chats that hang its template, again and again", async () => {
+    const chats = longChats(hangsPast(600, "reported"));
+    const { alone, attacked } = await underAttack(bChat, (sandbox) => chats(sandbox));
+    bounded(attacked, alone, 5);
+  });
+
+  it("keeps B's template saves within 2x while A saves 6 at once of one that hangs on a probe", async () => {
+    const six = saves(hangsPast(40, "reported"));
+    const { alone, attacked } = await underAttack(bSave, (sandbox) => six(sandbox));
+    bounded(attacked, alone, 5);
+  });
+
+  it("keeps B within 2x when A brings a new hanging template every round, for chats and saves", async () => {
+    const chats = await underAttack(bChat, (sandbox, round) => longChats(hangsPast(600, `chat ${round}`))(sandbox));
+    bounded(chats.attacked, chats.alone, 25);
+    const saved = await underAttack(bSave, (sandbox, round) => saves(hangsPast(40, `save ${round}`))(sandbox));
+    bounded(saved.attacked, saved.alone, 25);
   });
 });

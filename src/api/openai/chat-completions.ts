@@ -23,6 +23,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? null;
     const param = req.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
     checkMaxTokens(maxTokens, param, req.model, resolved, deps.config.worker.contextSize);
+    await deps.management.catalog.templates.beforeChat(model.chatTemplate);
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
     c.header(REQUEST_ID_HEADER, requestId); // on errors too

@@ -181,7 +181,9 @@ export class AddonUploads {
     });
     const plan = await validateAddon(files, manifest, base.filePath!, { maxRank: this.config.maxLoraRank });
     // hearth.json's template is checked even when the model has its own, which wins.
-    const fromFiles = manifest.conversationConfig ? await this.conversationConfig(manifest.conversationConfig) : null;
+    const fromFiles = manifest.conversationConfig
+      ? await this.conversationConfig(manifest.conversationConfig, model.accountId)
+      : null;
     const conversation = model.conversationConfig ?? fromFiles;
     const ready = await transitionModelState(this.db, model.accountId, model.modelId, ["VALIDATING"], "READY", {
       baseModel: baseName.name,
@@ -233,10 +235,10 @@ export class AddonUploads {
     return { name: named, param: null, from };
   }
 
-  private async conversationConfig(value: Record<string, unknown>) {
+  private async conversationConfig(value: Record<string, unknown>, owner: string) {
     const parsed = conversationConfigSchema.safeParse(value);
     const problem = parsed.success
-      ? await this.catalog.templates.problem(parsed.data.template)
+      ? await this.catalog.templates.problem(parsed.data.template, owner)
       : parsed.error.issues[0]!.message;
     if (problem !== undefined) {
       throw new AppError(

@@ -67,7 +67,7 @@ export class ModelCatalog {
     }
     if (input.baseModel !== undefined) await this.baseModel(caller, input.baseModel, "model.baseModel");
     if (input.conversationConfig) {
-      await this.templates.check(input.conversationConfig.template, "model.conversationConfig.template");
+      await this.templates.check(input.conversationConfig.template, accountId, "model.conversationConfig.template");
     }
     const model = await createModel(this.db, {
       accountId,
@@ -133,7 +133,7 @@ export class ModelCatalog {
   async update(caller: Caller, accountId: string, modelId: string, patch: ModelPatch): Promise<ModelView> {
     await this.owned(caller, accountId, modelId);
     const template = patch.conversationConfig?.template;
-    if (typeof template === "string") await this.templates.check(template, "conversationConfig.template");
+    if (typeof template === "string") await this.templates.check(template, accountId, "conversationConfig.template");
     const model = await updateModel(this.db, accountId, modelId, patch);
     if (!model) throw modelNotFound(accountId, modelId);
     // A PATCH may change what the name resolves to (its chat template, its visibility).

@@ -33,9 +33,10 @@ export interface EngineModel {
   /**
    * Turns chat messages into a prompt with `template` (a Jinja chat template) when given,
    * else the model's own template, else Hearth's default. A given template is a user's, so it
-   * renders in the template sandbox, within its time, memory and size bounds.
+   * renders in the template sandbox, within its time, memory and size bounds and its owner's
+   * share of the sandbox's threads; a template quarantined there is refused at once.
    */
-  renderChat(messages: readonly ChatMessage[], template?: string): Promise<RenderedPrompt>;
+  renderChat(messages: readonly ChatMessage[], template?: UserTemplate): Promise<RenderedPrompt>;
   /**
    * A context: `sequences` requests evaluated together in one batch, each with up to
    * `contextSize` tokens.
@@ -49,6 +50,12 @@ export interface EngineModel {
   /** Mean-pooled, L2-normalised embeddings, one per input, and the tokens read. */
   embed(inputs: readonly string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }>;
   dispose(): Promise<void>;
+}
+
+/** A user's chat template (an adapter's), and the account it belongs to. */
+export interface UserTemplate {
+  text: string;
+  owner: string;
 }
 
 export interface RenderedPrompt {

@@ -14,13 +14,9 @@ import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
 import { usableCores } from "../../process/usable-cores.js";
 import { toChatHistory } from "../../templates/chat-history.js";
-import type { TemplateTextJSON } from "../../templates/template-protocol.js";
-import {
-  DEFAULT_TEMPLATE_LIMITS,
-  TemplateError,
-  TemplateSandbox,
-  type TemplateSandboxOptions,
-} from "../../templates/template-sandbox.js";
+import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
+import { TemplateError } from "../../templates/template-error.js";
+import { DEFAULT_TEMPLATE_LIMITS, TemplateSandbox } from "../../templates/template-sandbox.js";
 import type { ChatMessage } from "../../queues/jobs.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {
@@ -32,6 +28,7 @@ import type {
   LoadModelOptions,
   ModelInfo,
   RenderedPrompt,
+  UserTemplate,
 } from "./engine.js";
 import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
@@ -55,8 +52,8 @@ export class LlamaEngine implements Engine {
     options: {
       logLevel?: "debug" | "info" | "warn" | "error";
       maxThreads?: number;
-      /** The bounds of users' chat templates (config.templates). */
-      templateLimits?: TemplateSandboxOptions;
+      /** Where users' chat templates render (by default a sandbox of DEFAULT_TEMPLATE_LIMITS); closed with the engine. */
+      templates?: TemplateSandbox;
       /** HEARTH_GPU and HEARTH_GPU_LAYERS. */
       gpu?: GpuChoice;
       gpuLayers?: GpuLayers;
@@ -72,7 +69,7 @@ export class LlamaEngine implements Engine {
       progressLogs: false,
       logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
     });
-    const templates = new TemplateSandbox(options.templateLimits ?? DEFAULT_TEMPLATE_LIMITS);
+    const templates = options.templates ?? new TemplateSandbox(DEFAULT_TEMPLATE_LIMITS);
     // Started now, so the first chat with an adapter's template does not wait for a thread.
     await templates.warm();
     return new LlamaEngine(llama, templates, options.gpuLayers ?? "auto");
@@ -122,7 +119,7 @@ class LlamaEngineModel implements EngineModel {
     return this.model.tokenize(text, false);
   }
 
-  async renderChat(messages: readonly ChatMessage[], template?: string): Promise<RenderedPrompt> {
+  async renderChat(messages: readonly ChatMessage[], template?: UserTemplate): Promise<RenderedPrompt> {
     if (template !== undefined) return this.renderInSandbox(messages, template);
     if (!this.chatWrapper) {
       return { tokens: this.tokenize(renderDefaultChat(messages)), stop: [...defaultChatStops] };
@@ -131,19 +128,22 @@ class LlamaEngineModel implements EngineModel {
     const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(messages) });
     return {
       tokens: state.contextText.tokenize(this.model.tokenizer),
-      stop: plainStops(state.stopGenerationTriggers.map((trigger) => trigger.toJSON() as TemplateTextJSON)),
+      stop: plainStops(
+        state.stopGenerationTriggers.map((trigger) => textPieces(trigger.toJSON() as string | TemplateTextJSON)),
+      ),
     };
   }
 
   /** A user's template (an adapter's): rendered in the sandbox, never on this thread. */
-  private async renderInSandbox(messages: readonly ChatMessage[], template: string): Promise<RenderedPrompt> {
+  private async renderInSandbox(messages: readonly ChatMessage[], template: UserTemplate): Promise<RenderedPrompt> {
     try {
-      const rendered = await this.templates.render(template, messages);
+      const rendered = await this.templates.render(template.text, messages, template.owner);
       const text = LlamaText.fromJSON(rendered.text as LlamaTextJSON);
       return { tokens: text.tokenize(this.model.tokenizer), stop: plainStops(rendered.stops) };
     } catch (cause) {
       if (!(cause instanceof TemplateError)) throw cause;
       if (cause.kind === "unavailable") throw new AppError("unavailable", cause.message, { cause });
+      if (cause.kind === "quarantined") throw new AppError("invalid_request", cause.message, { param: "model", cause });
       const message =
         cause.kind === "template"
           ? `The model's conversation template failed on these messages: ${cause.message}`

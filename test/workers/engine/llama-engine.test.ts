@@ -389,7 +389,9 @@ describe("LlamaEngine", () => {
       const expected = "<|system|>Be brief.\n<|user|>Hello\n<|assistant|>Hi\n<|user|>Fire?\n<|assistant|>";
       expect(Buffer.from((await model.renderChat(conversation)).tokens).toString()).toBe(expected);
       // The same template given as an adapter's renders in the sandbox, to the same tokens.
-      expect(Buffer.from((await tiny.renderChat(conversation, template)).tokens).toString()).toBe(expected);
+      expect(
+        Buffer.from((await tiny.renderChat(conversation, { text: template, owner: "acct" })).tokens).toString(),
+      ).toBe(expected);
     } finally {
       await model.dispose();
     }
@@ -400,7 +402,7 @@ describe("LlamaEngine", () => {
     const loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{{ messages }}";
     const failures = await Promise.all(
       [loop, "{{ raise_exception('no thanks') }}"].map((template) =>
-        tiny.renderChat(hi, template).then(
+        tiny.renderChat(hi, { text: template, owner: template }).then(
           () => undefined,
           (e: unknown) => e as AppError,
         ),
@@ -409,9 +411,9 @@ describe("LlamaEngine", () => {
     expect(failures[0]).toMatchObject({ status: 400, param: "messages" });
     expect(failures[0]!.message).toMatch(/went past its bounds.*(longer than 1000 ms|more than 64 MB of memory)/);
     expect(failures[1]!.message).toMatch(/failed on these messages: .*no thanks/);
-    expect((await tiny.renderChat(hi, "{% for m in messages %}{{ m.content }}{% endfor %}")).tokens).toEqual([
-      ...Buffer.from("hi"),
-    ]);
+    expect(
+      (await tiny.renderChat(hi, { text: "{% for m in messages %}{{ m.content }}{% endfor %}", owner: "acct" })).tokens,
+    ).toEqual([...Buffer.from("hi")]);
   });
 
   it("embeds as mean-pooled, unit-length vectors", async () => {

@@ -74,6 +74,51 @@ describe("errors, with a worker", () => {
     expectError(r, 400, "invalid_request_error", "prompt");
   });
 
+  it("400 naming a field of the wrong type as such, and only a missing one as required", async () => {
+    const chat = { model: MODEL, messages: [{ role: "user", content: "x" }] };
+    const cases: [string, object, string, string][] = [
+      ["/completions", completion({ max_tokens: "10" }), "max_tokens", 'expected a number, got the string "10"'],
+      ["/completions", completion({ max_tokens: 1.5 }), "max_tokens", "expected an integer, got 1.5"],
+      [
+        "/completions",
+        completion({ temperature: null, stream: "yes" }),
+        "stream",
+        'expected a boolean, got the string "yes"',
+      ],
+      ["/completions", completion({ model: null }), "model", "expected a string, got null"],
+      ["/chat/completions", { ...chat, max_tokens: "10" }, "max_tokens", 'expected a number, got the string "10"'],
+      ["/chat/completions", { ...chat, messages: "hi" }, "messages", 'expected an array, got the string "hi"'],
+      ["/chat/completions", { ...chat, messages: [{ role: 1, content: "x" }] }, "messages[0].role", "role must"],
+      [
+        "/embeddings",
+        { model: MODEL, input: "x", dimensions: "8" },
+        "dimensions",
+        'expected a number, got the string "8"',
+      ],
+      ["/embeddings", { model: MODEL, input: ["x"], user: 5 }, "user", "expected a string, got 5"],
+      ["/accounts/hearth/models", { modelId: 5 }, "modelId", "expected a string, got 5"],
+      ["/accounts/hearth/models", { modelId: "m", model: [] }, "model", "expected an object, got an array"],
+    ];
+    for (const [path, body, param, message] of cases) {
+      const r = await call(hearth, path, body);
+      expectError(r, 400, "invalid_request_error", param);
+      expect(r.body.error.message).toContain(message);
+      expect(r.body.error.message).not.toMatch(/required/);
+    }
+    const missing: [string, object, string][] = [
+      ["/completions", { prompt: "Hi" }, "model"],
+      ["/chat/completions", { model: MODEL }, "messages"],
+      ["/chat/completions", { model: MODEL, messages: [{ role: "user" }] }, "messages[0].content"],
+      ["/embeddings", { model: MODEL }, "input"],
+      ["/accounts/hearth/models", {}, "modelId"],
+    ];
+    for (const [path, body, param] of missing) {
+      const r = await call(hearth, path, body);
+      expectError(r, 400, "invalid_request_error", param);
+      expect(r.body.error.message).toBe(`${param} is required.`);
+    }
+  });
+
   it("400 naming the nested chat field", async () => {
     const r = await call(hearth, "/chat/completions", { model: MODEL, messages: [{ role: "wizard", content: "x" }] });
     expectError(r, 400, "invalid_request_error", "messages[0].role");

@@ -5,6 +5,7 @@ import type { Config } from "../../config.js";
 import { AppError } from "../../errors.js";
 import type { RouteTicket } from "../admit-generation.js";
 import type { ImageParams } from "../../images/image-backend.js";
+import { UPLOAD_FORMATS, unreadableImage, unsupportedImage } from "../../images/uploaded-image.js";
 import { imageBlobs } from "../../queues/image-job.js";
 import type { ImageRequestPayload, InferenceClient } from "../../queues/inference-client.js";
 import type { ModelResolver } from "./model-resolver.js";
@@ -132,10 +133,7 @@ export class ImageGeneration {
     try {
       meta = await sharp(bytes, { limitInputPixels: false }).metadata();
     } catch (cause) {
-      throw new AppError("invalid_request", `${param} is not an image Hearth can read (${(cause as Error).message}).`, {
-        param,
-        cause,
-      });
+      throw unreadableImage(param, cause);
     }
     const pixels = (meta.width ?? 0) * (meta.height ?? 0);
     if (pixels > maxInputPixels) {
@@ -145,15 +143,8 @@ export class ImageGeneration {
         { param },
       );
     }
-    if (!meta.format || !["png", "jpeg", "webp", "gif", "tiff", "heif"].includes(meta.format) || pixels === 0) {
-      throw new AppError(
-        "invalid_request",
-        `${param} is ${meta.format ?? "of no known format"}; send PNG, JPEG or WebP.`,
-        {
-          param,
-        },
-      );
-    }
+    if (!meta.format || !UPLOAD_FORMATS.includes(meta.format)) throw unsupportedImage(param, meta.format);
+    if (pixels === 0) throw unreadableImage(param, new Error(`${meta.format} header without dimensions`));
     await imageBlobs.put(this.redis, key, bytes);
     return key;
   }

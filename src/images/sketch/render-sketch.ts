@@ -1,5 +1,5 @@
 import sharp from "sharp";
-import { AppError } from "../../errors.js";
+import { unreadableImage } from "../uploaded-image.js";
 import { seededRandom } from "../seeded-random.js";
 import { cannyEdges } from "./canny.js";
 import { clampByte, mix } from "./palette.js";
@@ -118,10 +118,7 @@ async function unreadable<T>(param: string, decode: () => Promise<T>): Promise<T
   try {
     return await decode();
   } catch (cause) {
-    throw new AppError("invalid_request", `${param} could not be decoded: ${(cause as Error).message}`, {
-      param,
-      cause,
-    });
+    throw unreadableImage(param, cause);
   }
 }
 

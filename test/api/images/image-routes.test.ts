@@ -156,12 +156,12 @@ describe("image generation", () => {
         init_image: blob,
         ...extra,
       });
-    await expectError(await init(new Blob(["not an image at all"])), 400, "init_image", /not an image/);
+    await expectError(await init(new Blob(["not an image at all"])), 400, "init_image", /could not be read/);
     const truncated = (await png(64, 64, "#ff0000")).subarray(0, 60);
     const cut = await init(new Blob([truncated]));
     expect([400]).toContain(cut.status);
     const svg = new Blob(['<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>']);
-    await expectError(await init(svg), 400, "init_image", /send PNG, JPEG or WebP/);
+    await expectError(await init(svg), 400, "init_image", /is SVG; send a PNG, JPEG, WebP/);
     await expectError(await init(new Blob([await png(1200, 1000, "#000")])), 413, "init_image", /1000000 pixels/);
     // A file just over HEARTH_MAX_IMAGE_BYTES (200000 here), inside the form's margin: refused by name.
     const big = await sharp(Buffer.alloc(260 * 260 * 3, 7), { raw: { width: 260, height: 260, channels: 3 } })
@@ -184,6 +184,62 @@ describe("image generation", () => {
       /text model/,
     );
     await expectError(await json("/v1/image_generation/accounts/someone/models/art", circle), 404, "model");
+  });
+
+  it("an image it cannot read is a 400 in Hearth's words, the decoder's only in the log", async () => {
+    const noisy = await sharp(Buffer.from(Array.from({ length: 64 * 64 * 3 }, (_, i) => (i * 7919) % 251)), {
+      raw: { width: 64, height: 64, channels: 3 },
+    })
+      .png()
+      .toBuffer();
+    const jpeg = await sharp(noisy).jpeg().toBuffer();
+    let state = 12345;
+    const random = Buffer.from(Array.from({ length: 4096 }, () => (state = (state * 1103515245 + 12345) >>> 0) >>> 24));
+    const unreadable: [string, Buffer][] = [
+      // Their headers read, so the API queues them; the worker's decode fails.
+      ["a truncated PNG", noisy.subarray(0, noisy.length >> 1)],
+      ["a truncated JPEG", jpeg.subarray(0, jpeg.length >> 1)],
+      // Refused by the API from the header.
+      ["a PNG cut inside its header", noisy.subarray(0, 60)],
+      ["random bytes", random],
+      ["a PNG header over garbage", Buffer.concat([noisy.subarray(0, 33), random])],
+      ["a JPEG marker over garbage", Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), random])],
+      ["a GIF header over HTML", Buffer.from("GIF89a<script>alert(1)</script>")],
+      ["a WebP header over garbage", Buffer.concat([Buffer.from("RIFF\x00\x10\x00\x00WEBPVP8 "), random])],
+    ];
+    const details: string[] = [];
+    const onFinished = (finished: JobFinished) => {
+      if (finished.error?.detail) details.push(finished.error.detail);
+    };
+    hearth.worker!.events.on("job-finished", onFinished);
+    try {
+      for (const [what, bytes] of unreadable) {
+        for (const [path, field, extra] of [
+          ["image_to_image", "init_image", {}],
+          ["control_net", "control_image", { control_net_name: "canny" }],
+        ] as const) {
+          const res = await form(`${PATH}/${path}`, {
+            prompt: "a star",
+            steps: "3",
+            width: "64",
+            height: "64",
+            [field]: new Blob([bytes]),
+            ...extra,
+          });
+          const body = (await res.json()) as { error: { param: string | null; message: string } };
+          expect(res.status, `${what} to ${path}: ${JSON.stringify(body)}`).toBe(400);
+          expect(body.error).toMatchObject({
+            param: field,
+            message: `${field} could not be read: it is not a PNG, JPEG, WebP, GIF, TIFF or HEIF/AVIF image, or it is damaged.`,
+          });
+        }
+      }
+    } finally {
+      hearth.worker!.events.off("job-finished", onFinished);
+    }
+    // The two truncated files, at two endpoints each: the worker logs what libvips said.
+    expect(details).toHaveLength(4);
+    for (const detail of details) expect(detail).toMatch(/^sharp: .*(libpng|JPEG)/);
   });
 
   it("cancels the job when the client goes away", async () => {

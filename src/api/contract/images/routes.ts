@@ -52,7 +52,7 @@ const errors = (extra: string): Reasons => ({
 });
 
 const UPLOAD_ERRORS =
-  "The file is missing, not an image, truncated or of an unsupported format (PNG, JPEG, WebP, GIF, TIFF, AVIF); " +
+  "The file is missing, not an image, truncated or of an unsupported format (PNG, JPEG, WebP, GIF, TIFF, HEIF/AVIF); " +
   "the request is not multipart/form-data. An image file over `HEARTH_MAX_IMAGE_BYTES`, or declaring more pixels than " +
   "`HEARTH_MAX_IMAGE_PIXELS`, is a 413.";
 

@@ -1,3 +1,4 @@
+import { F16_MAX } from "../formats/half-float.js";
 import { fileProblem } from "../formats/model-file-error.js";
 import type { AddonLimits } from "./addon-plan.js";
 
@@ -47,4 +48,46 @@ export function finiteMaxAbs(values: Float32Array, label: string, tensor: string
     if (v > max) max = v;
   }
   return max;
+}
+
+const PAST_F16 = `past ${F16_MAX}, the largest float16 (llama.cpp may compute in it)`;
+
+/**
+ * An alpha (lora_alpha, an alpha_pattern value, adapter.lora.alpha) Hearth accepts: finite
+ * and at most the largest float16. llama.cpp may keep or compute an adapter's values in F16
+ * (its GPU backends do), where a larger one is infinity and the text NUL bytes; trained
+ * adapters use alphas in the tens. Says what is wrong ("1e+38, past 65504, ..."), or undefined.
+ */
+export function alphaProblem(alpha: number): string | undefined {
+  if (!Number.isFinite(alpha)) return "not a finite number";
+  if (Math.abs(alpha) > F16_MAX) return `${alpha}, ${PAST_F16}`;
+  return undefined;
+}
+
+/**
+ * Refuses a module whose values could leave float16 once llama.cpp applies them: A, B as
+ * written to the served file (times bScale), and the scaled product scale·B·A, each element
+ * of which is a sum of `rank` products and so at most |scale|·rank·max|A|·max|B|. A sound
+ * bound from the maxima validation reads anyway; trained adapters stay orders below it.
+ */
+export function checkScaledFactors(
+  label: string,
+  names: { a: string; b: string },
+  factors: { rank: number; maxA: number; maxB: number; bScale: number; scale: number; scaleFrom: string },
+): void {
+  const { rank, maxA, maxB, bScale, scale, scaleFrom } = factors;
+  const past = (value: number) => `${value.toPrecision(3)}, ${PAST_F16}`;
+  const shown = (value: number) => String(Number(value.toPrecision(4)));
+  if (!(maxA <= F16_MAX)) throw fileProblem(label, `tensor ${names.a} holds a value of ${past(maxA)}`);
+  if (!(maxB * bScale <= F16_MAX)) {
+    const scaled = bScale === 1 ? "" : `, scaled by ${shown(bScale)} (the module's alpha over lora_alpha),`;
+    throw fileProblem(label, `tensor ${names.b}${scaled} holds a value of ${past(maxB * bScale)}`);
+  }
+  const bound = Math.abs(scale) * rank * maxA * maxB;
+  if (!(bound <= F16_MAX)) {
+    throw fileProblem(
+      label,
+      `tensors ${names.b} and ${names.a}: scaled by ${shown(scale)} (${scaleFrom}), their product may reach ${past(bound)}`,
+    );
+  }
 }

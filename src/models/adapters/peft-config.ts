@@ -1,5 +1,6 @@
 import { fileProblem } from "../formats/model-file-error.js";
 import { PEFT_CONFIG, isJsonObject as isObject } from "./addon-file-names.js";
+import { alphaProblem } from "./lora-checks.js";
 import { SUPPORTED_MODULES_TEXT, isLoraModuleKind } from "./lora-targets.js";
 
 /**
@@ -66,6 +67,8 @@ export function parsePeftConfig(json: Record<string, unknown>): PeftConfig {
   const loraAlpha = json.lora_alpha;
   if (!isPositiveNumber(loraAlpha))
     throw fail(loraAlpha === undefined ? "lora_alpha is missing" : "lora_alpha must be a positive number");
+  const alphaIs = alphaProblem(loraAlpha);
+  if (alphaIs !== undefined) throw fail(`lora_alpha is ${alphaIs}`);
   const useRslora = json.use_rslora ?? false;
   if (typeof useRslora !== "boolean") throw fail("use_rslora must be true or false");
 
@@ -76,7 +79,14 @@ export function parsePeftConfig(json: Record<string, unknown>): PeftConfig {
     useRslora,
     targetModules: parseTargetModules(json.target_modules, fail),
     rankPattern: parsePattern(json.rank_pattern, "rank_pattern", isPositiveInteger, "a positive integer", fail),
-    alphaPattern: parsePattern(json.alpha_pattern, "alpha_pattern", isPositiveNumber, "a positive number", fail),
+    alphaPattern: parsePattern(
+      json.alpha_pattern,
+      "alpha_pattern",
+      isPositiveNumber,
+      "a positive number",
+      fail,
+      alphaProblem,
+    ),
   };
 }
 
@@ -114,6 +124,7 @@ function parsePattern(
   valid: (v: unknown) => v is number,
   expected: string,
   fail: (problem: string) => Error,
+  limit: (v: number) => string | undefined = () => undefined,
 ): [string, number][] {
   if (value === undefined || value === null) return [];
   if (!isObject(value)) throw fail(`${field} must be an object mapping module names to values`);
@@ -124,6 +135,8 @@ function parsePattern(
       );
     }
     if (!valid(v)) throw fail(`${field}[${JSON.stringify(key)}] must be ${expected}`);
+    const problem = limit(v);
+    if (problem !== undefined) throw fail(`${field}[${JSON.stringify(key)}] is ${problem}`);
     return [key, v];
   });
 }

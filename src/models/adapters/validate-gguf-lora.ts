@@ -6,7 +6,7 @@ import { fileProblem } from "../formats/model-file-error.js";
 import { GGUF_ADAPTER, requireAddonFile } from "./addon-file-names.js";
 import { baseWeightFor, type AddonBase } from "./addon-base.js";
 import { adaptedWeight, addonPlan, type AddonLimits, type AddonLoraWeight, type AddonPlan } from "./addon-plan.js";
-import { checkFactorShapes, checkRank, finiteMaxAbs } from "./lora-checks.js";
+import { alphaProblem, checkFactorShapes, checkRank, checkScaledFactors, finiteMaxAbs } from "./lora-checks.js";
 import { SUPPORTED_GGUF_TARGETS_TEXT, parseGgufTargetName, type LoraTarget } from "./lora-targets.js";
 
 const FACTOR_TYPES: readonly GgmlTypeName[] = ["F32", "F16", "BF16"];
@@ -34,7 +34,14 @@ export async function validateGgufLoraAddon(
     checkFactorTypes(a, b);
     const rank = checkFactorShapes(GGUF_ADAPTER, a, b, weight);
     checkRank(rank, limits, GGUF_ADAPTER, `tensor ${a.name}`);
-    for (const t of [a, b]) finiteMaxAbs(await readGgufTensor(file, t, GGUF_ADAPTER), GGUF_ADAPTER, t.name);
+    const [maxA, maxB] = [
+      finiteMaxAbs(await readGgufTensor(file, a, GGUF_ADAPTER), GGUF_ADAPTER, a.name),
+      finiteMaxAbs(await readGgufTensor(file, b, GGUF_ADAPTER), GGUF_ADAPTER, b.name),
+    ];
+    // llama.cpp's scale: alpha / rank, or 1 without an alpha.
+    const scale = alpha === 0 ? 1 : alpha / rank;
+    const scaleFrom = alpha === 0 ? "no adapter.lora.alpha" : "adapter.lora.alpha over the rank";
+    checkScaledFactors(GGUF_ADAPTER, { a: a.name, b: b.name }, { rank, maxA, maxB, bScale: 1, scale, scaleFrom });
     weights.push(adaptedWeight(weight, { a: a.name, b: b.name }, rank, { bScale: 1, ropeHeads: null }));
   }
   return addonPlan("gguf", architecture, alpha, weights);
@@ -89,7 +96,8 @@ export function checkFactorTypes(a: GgufTensorInfo, b: GgufTensorInfo): void {
 export function loraAlpha(value: GgufValue | undefined, fail: (problem: string) => Error): number {
   if (value === undefined) return 0;
   if (value.type !== "float32") throw fail("adapter.lora.alpha must be a float32");
-  if (!Number.isFinite(value.value)) throw fail("adapter.lora.alpha is not a finite number");
+  const problem = alphaProblem(value.value);
+  if (problem !== undefined) throw fail(`adapter.lora.alpha is ${problem}`);
   return value.value;
 }
 

@@ -5,7 +5,7 @@ import type { SafetensorsTensorInfo } from "../formats/safetensors-format.js";
 import { PEFT_CONFIG, PEFT_WEIGHTS, readAddonJson, requireAddonFile } from "./addon-file-names.js";
 import { baseWeightFor, type AddonBase } from "./addon-base.js";
 import { adaptedWeight, addonPlan, type AddonLimits, type AddonLoraWeight, type AddonPlan } from "./addon-plan.js";
-import { checkFactorShapes, checkRank, finiteMaxAbs } from "./lora-checks.js";
+import { checkFactorShapes, checkRank, checkScaledFactors, finiteMaxAbs } from "./lora-checks.js";
 import {
   parsePeftConfig,
   peftModuleRank,
@@ -15,8 +15,6 @@ import {
 } from "./peft-config.js";
 import { parsePeftTensorName, type PeftTensorName } from "./peft-tensor-names.js";
 import { fitsRopeRowOrder, ropeRowHeads } from "./rope-row-order.js";
-
-const FLOAT32_MAX = 3.4028234663852886e38;
 
 /** Validates a PEFT addon (adapter_config.json + adapter_model.safetensors) against its base. */
 export async function validatePeftAddon(
@@ -51,16 +49,23 @@ export async function validatePeftAddon(
       );
     }
     // llama.cpp scales B·A by alpha/rank, with alpha the float32 adapter.lora.alpha.
-    const bScale = (peftModuleScale(config, name.module) * rank) / Math.fround(config.loraAlpha);
+    const scale = peftModuleScale(config, name.module);
+    const bScale = (scale * rank) / Math.fround(config.loraAlpha);
 
-    finiteMaxAbs(await readSafetensorsTensor(header, a.name), PEFT_WEIGHTS, a.name);
+    const maxA = finiteMaxAbs(await readSafetensorsTensor(header, a.name), PEFT_WEIGHTS, a.name);
     const maxB = finiteMaxAbs(await readSafetensorsTensor(header, b.name), PEFT_WEIGHTS, b.name);
-    if (!(maxB * bScale <= FLOAT32_MAX)) {
-      throw fileProblem(
-        PEFT_WEIGHTS,
-        `tensor ${b.name} overflows float32 once scaled by ${bScale} (the module's alpha over lora_alpha)`,
-      );
-    }
+    checkScaledFactors(
+      PEFT_WEIGHTS,
+      { a: a.name, b: b.name },
+      {
+        rank,
+        maxA,
+        maxB,
+        bScale,
+        scale,
+        scaleFrom: `${PEFT_CONFIG}'s alpha over ${config.useRslora ? "√r" : "r"}`,
+      },
+    );
     weights.push(adaptedWeight(weight, { a: a.name, b: b.name }, rank, { bScale, ropeHeads }));
   }
   return addonPlan("peft", base.architecture, config.loraAlpha, weights);

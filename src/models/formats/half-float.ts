@@ -3,6 +3,9 @@
  * round-to-nearest-even (Node 20 has no Float16Array).
  */
 
+/** The largest finite F16 value; anything larger rounds to infinity. */
+export const F16_MAX = 65504;
+
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 

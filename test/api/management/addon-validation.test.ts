@@ -325,6 +325,30 @@ describe("addon validation over HTTP", () => {
       await expectFailure({ "adapter.gguf": await readFile(file), "hearth.json": hearthJson }, /adapter\.gguf.*qwen2/);
     });
 
+    it("an alpha whose scaled weights overflow, in PEFT and GGUF form", async () => {
+      const weights = await safetensors(pair("lm_head", 4, N_EMBD, VOCAB));
+      await expectFailure(
+        { "adapter_config.json": peftConfig({ lora_alpha: 1e38 }), "adapter_model.safetensors": weights },
+        /^adapter_config\.json: lora_alpha is 1e\+38, past 65504, the largest float16/,
+      );
+      const file = path.join(scratch, "loud.gguf");
+      await writeGgufLora(file, {
+        architecture: "llama",
+        name: "loud",
+        alpha: 60_000,
+        weights: [
+          {
+            tensor: "output.weight",
+            pair: { rank: 4, inFeatures: N_EMBD, outFeatures: VOCAB, a: f32(4 * N_EMBD, 1), b: f32(VOCAB * 4, 2) },
+          },
+        ],
+      });
+      await expectFailure(
+        { "adapter.gguf": await readFile(file), "hearth.json": hearthJson },
+        /^adapter\.gguf: tensors output\.weight\.lora_b and output\.weight\.lora_a: scaled by 15000 .* may reach 1\.20e\+5/,
+      );
+    });
+
     it("a model can be fixed by uploading again and revalidating", async () => {
       const modelId = "fixable";
       await me.createModel(modelId);

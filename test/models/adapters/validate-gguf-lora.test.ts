@@ -154,6 +154,26 @@ describe("validateAddon (GGUF)", () => {
       );
     });
 
+    it("an alpha, a value or a scaled product past float16, which llama.cpp may compute in", async () => {
+      const PAST = "past 65504, the largest float16 (llama.cpp may compute in it)";
+      expect(await problem(q, metadata({ "adapter.lora.alpha": gguf.f32(1e38) }))).toMatch(
+        /^adapter\.gguf: adapter\.lora\.alpha is 9\.99\d*e\+37, past 65504/,
+      );
+      const big = pair("blk.0.attn_q.weight", 4, [320, 320]);
+      (big[1]!.data as Float32Array)[5] = 70_000;
+      expect(await problem(big)).toBe(
+        `adapter.gguf: tensor blk.0.attn_q.weight.lora_b holds a value of 7.00e+4, ${PAST}`,
+      );
+      // alpha 60,000 over rank 4, times rank 4 × max|A| × max|B| (about 0.1 each): about 600, accepted;
+      // with factors of about 10 instead, about 6,000,000: refused.
+      const accepted = await adapter(q, metadata({ "adapter.lora.alpha": gguf.f32(60_000) }));
+      await expect(validateAddon(accepted, manifest, tinyBase, limits)).resolves.toMatchObject({ alpha: 60_000 });
+      const loud = q.map((t) => ({ ...t, data: (t.data as Float32Array).map((v) => v * 100) }));
+      expect(await problem(loud, metadata({ "adapter.lora.alpha": gguf.f32(60_000) }))).toMatch(
+        /^adapter\.gguf: tensors blk\.0\.attn_q\.weight\.lora_b and blk\.0\.attn_q\.weight\.lora_a: scaled by 15000 \(adapter\.lora\.alpha over the rank\), their product may reach 5\.\d\de\+6, past 65504/,
+      );
+    });
+
     it("lora_a without lora_b and lora_b without lora_a", async () => {
       expect(await problem([q[0]!])).toBe(
         "adapter.gguf: tensor blk.0.attn_q.weight.lora_a has no matching blk.0.attn_q.weight.lora_b",

@@ -203,6 +203,45 @@ describe("validateAddon (PEFT)", () => {
       );
     });
 
+    it("an alpha, a value or a scaled product past float16, which llama.cpp may compute in", async () => {
+      const PAST = "past 65504, the largest float16 (llama.cpp may compute in it)";
+      expect(await problem({ config: config({ lora_alpha: 1e38 }) })).toBe(
+        `adapter_config.json: lora_alpha is 1e+38, ${PAST}`,
+      );
+      expect(await problem({ config: config({ alpha_pattern: { lm_head: 1e6 } }) })).toBe(
+        `adapter_config.json: alpha_pattern["lm_head"] is 1000000, ${PAST}`,
+      );
+      const tensors = loraTensors("lm_head", 4, 1);
+      tensors[0]!.data[3] = 1e5;
+      expect(await problem({ tensors })).toBe(
+        `adapter_model.safetensors: tensor ${peftName("lm_head", "A")} holds a value of 1.00e+5, ${PAST}`,
+      );
+      // B as served is B × (module alpha / lora_alpha): 8 × 10,000.
+      expect(
+        await problem({
+          config: config({ alpha_pattern: { lm_head: 80_000 / 1e3 }, lora_alpha: 8 / 1e3 }),
+          tensors: loraTensors("lm_head", 4, 1, "F32", 10),
+        }),
+      ).toMatch(
+        /^adapter_model\.safetensors: tensor base_model\.model\.lm_head\.lora_B\.weight, scaled by 10000 \(the module's alpha over lora_alpha\), holds a value of 9\.\d\de\+4, past 65504/,
+      );
+      // Each factor fits, but scale (4096 / 4) × rank 4 × max|A| × max|B| (about 10 each) does not.
+      expect(
+        await problem({ config: config({ lora_alpha: 4096 }), tensors: loraTensors("lm_head", 4, 1, "F32", 10) }),
+      ).toMatch(
+        new RegExp(
+          `^adapter_model\\.safetensors: tensors ${peftName("lm_head", "B").replaceAll(".", "\\.")} and .*lora_A\\.weight: ` +
+            `scaled by 1024 \\(adapter_config\\.json's alpha over r\\), their product may reach 4\\.\\d\\de\\+5, ${PAST.replace(/[()]/g, "\\$&")}$`,
+        ),
+      );
+      // The same adapter with a trained adapter's alpha is accepted: the bound is far from real weights.
+      const files = await addon({
+        config: config({ lora_alpha: 16 }),
+        tensors: loraTensors("lm_head", 4, 1, "F32", 10),
+      });
+      await expect(validateAddon(files, manifest, tinyBase, limits)).resolves.toMatchObject({ alpha: 16 });
+    });
+
     it("pattern keys that are regular expressions, and bad pattern values", async () => {
       expect(await problem({ config: config({ alpha_pattern: { "layers\\.[0-3]\\.q_proj": 4 } }) })).toMatch(
         /^adapter_config\.json: alpha_pattern key "layers\\\\\.\[0-3\]\\\\\.q_proj" is not a module name/,

@@ -8,6 +8,7 @@ import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import type { AppDeps, AppEnv, Caller } from "../app-env.js";
 import { sameToken } from "../middleware/auth.js";
+import { setAssetHeaders, setPageHeaders } from "../middleware/security-headers.js";
 import { operationsOverview } from "../services/operations-overview.js";
 import { AdminPage } from "./admin-page.js";
 import { MessagePage, ModelPage, ModelsPage, SignInPage } from "./pages.js";
@@ -20,10 +21,6 @@ const staticDir = new URL("./static/", import.meta.url);
 const statics = new Map(
   Object.entries(STATIC_FILES).map(([name, type]) => [name, { type, body: fs.readFileSync(new URL(name, staticDir)) }]),
 );
-
-/** Pages only load what Hearth serves; none may be framed. */
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; frame-ancestors 'none'; form-action 'self'";
 
 /**
  * The web pages (server-rendered with hono/jsx): sign in with an API key, the account's
@@ -38,6 +35,7 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   app.get("/static/:file", (c) => {
     const file = statics.get(c.req.param("file"));
     if (!file) return c.text("Not found", 404);
+    setAssetHeaders(c);
     return c.body(file.body, 200, { "content-type": file.type, "cache-control": "no-cache" });
   });
 
@@ -51,8 +49,7 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   };
 
   const html = (c: Context<AppEnv>, page: unknown, status: 200 | 401 | 403 | 404 | 503 = 200) => {
-    c.header("content-security-policy", CONTENT_SECURITY_POLICY);
-    c.header("cache-control", "no-store");
+    setPageHeaders(c);
     return c.html(page as string, status);
   };
 

@@ -175,6 +175,15 @@ describe("the web pages in Chromium", () => {
   it("shows operators the workers, deployments and queues, and every queue on /admin/queues; refuses a member", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
+    // Whatever the pages' policies block (the board's own included) shows here.
+    const violations: string[] = [];
+    page.on("console", (m) => {
+      if (/content security policy/i.test(m.text())) violations.push(m.text());
+    });
+    await page.addInitScript(
+      `document.addEventListener("securitypolicyviolation", (e) =>
+        console.error("Content Security Policy violation: " + e.violatedDirective + " " + e.blockedURI));`,
+    );
     await signIn(page, hearth.apiKey);
     await page.getByRole("link", { name: "Operations" }).click();
     expect(new URL(page.url()).pathname).toBe("/admin");
@@ -191,7 +200,12 @@ describe("the web pages in Chromium", () => {
     for (const queue of ["inference-{hearth-tiny}", "images-{hearth-sketch}", "{model-lifecycle}"]) {
       await page.getByText(queue, { exact: true }).first().waitFor();
     }
+    // A queue's own page too: its jobs list loads the board's other scripts and styles.
+    await page.getByText("{model-lifecycle}", { exact: true }).first().click();
+    await page.waitForURL(/\/admin\/queues\/queue\//);
+    await page.waitForLoadState("networkidle");
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin-queues.png"), fullPage: true });
+    expect(violations).toEqual([]);
     await context.close();
 
     const member = await createTestAccount(hearth, "just-a-member");

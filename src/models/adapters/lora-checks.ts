@@ -61,6 +61,8 @@ const PAST_F16 = `past ${F16_MAX}, the largest float16 (llama.cpp may compute in
 export function alphaProblem(alpha: number): string | undefined {
   if (!Number.isFinite(alpha)) return "not a finite number";
   if (Math.abs(alpha) > F16_MAX) return `${alpha}, ${PAST_F16}`;
+  // llama.cpp reads it as a float32, and takes 0 for "no alpha" (B·A unscaled).
+  if (alpha !== 0 && Math.fround(alpha) === 0) return `${alpha}, which a float32 (as llama.cpp reads it) holds as 0`;
   return undefined;
 }
 

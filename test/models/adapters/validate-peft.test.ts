@@ -208,6 +208,9 @@ describe("validateAddon (PEFT)", () => {
       expect(await problem({ config: config({ lora_alpha: 1e38 }) })).toBe(
         `adapter_config.json: lora_alpha is 1e+38, ${PAST}`,
       );
+      expect(await problem({ config: config({ lora_alpha: 1e-50 }) })).toBe(
+        "adapter_config.json: lora_alpha is 1e-50, which a float32 (as llama.cpp reads it) holds as 0",
+      );
       expect(await problem({ config: config({ alpha_pattern: { lm_head: 1e6 } }) })).toBe(
         `adapter_config.json: alpha_pattern["lm_head"] is 1000000, ${PAST}`,
       );

@@ -384,6 +384,12 @@ export const variables = {
     default: "4194304",
     description: "Largest JSON request body accepted; larger ones get 413.",
   },
+  HEARTH_BODY_TIMEOUT_MS: {
+    schema: int(100, 300_000),
+    default: "10000",
+    description:
+      "How long a request's headers may take to arrive, and then its whole body (file uploads excepted: they stream under HEARTH_MAX_UPLOAD_BYTES); past it the request gets a 408 and its connection is closed. A generation request takes its account's intake place only once its body is in, so a slow body holds none. An image request's form carries up to HEARTH_MAX_IMAGE_BYTES: raise this for clients on slow links.",
+  },
   HEARTH_MAX_UPLOAD_BYTES: {
     schema: int(1024, 2 ** 45),
     default: "2147483648",

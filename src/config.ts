@@ -86,6 +86,8 @@ export interface Config {
   readonly authCacheTtlMs: number;
   readonly modelCacheTtlMs: number;
   readonly maxBodyBytes: number;
+  /** HEARTH_BODY_TIMEOUT_MS: the longest a request's headers, then its body (uploads excepted), may take. */
+  readonly bodyTimeoutMs: number;
   /**
    * Abuse limits (docs/security.md): the defaults of every account's limits (an admin may set
    * others per account), the per-key and per-address ones. 0 for a rate: no limit.
@@ -192,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authCacheTtlMs: r.HEARTH_AUTH_CACHE_TTL_MS,
     modelCacheTtlMs: r.HEARTH_MODEL_CACHE_TTL_MS,
     maxBodyBytes: r.HEARTH_MAX_BODY_BYTES,
+    bodyTimeoutMs: r.HEARTH_BODY_TIMEOUT_MS,
     limits: {
       requestsPerMinute: r.HEARTH_RATE_LIMIT_REQUESTS_PER_MINUTE,
       tokensPerMinute: r.HEARTH_RATE_LIMIT_TOKENS_PER_MINUTE,

@@ -9,6 +9,8 @@ export const errorCodes = {
   forbidden: { status: 403, type: "permission_error" },
   not_found: { status: 404, type: "not_found_error" },
   conflict: { status: 409, type: "conflict_error" },
+  /** The request's body did not arrive in time (HEARTH_BODY_TIMEOUT_MS); the connection is closed. */
+  request_timeout: { status: 408, type: "invalid_request_error" },
   payload_too_large: { status: 413, type: "invalid_request_error" },
   rate_limited: { status: 429, type: "rate_limit_error" },
   /** A per-account limit (e.g. deployed models) is reached; waiting does not help, freeing something does. */

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { matchedRoutes } from "hono/route";
 import { AppError } from "../errors.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
@@ -12,6 +11,7 @@ import { metricsRoutes } from "./admin/metrics-route.js";
 import { adminRoutes } from "./admin/admin-routes.js";
 import { requireApiKey } from "./middleware/auth.js";
 import { intake, intakeBeforeAuth } from "./middleware/intake.js";
+import { readBody } from "./middleware/read-body.js";
 import { renderError, renderNotFound } from "./middleware/errors.js";
 import { chatCompletionsRoutes } from "./openai/chat-completions.js";
 import { completionsRoutes } from "./openai/completions.js";
@@ -29,7 +29,7 @@ const IMAGE_UPLOAD_PATH = /^\/v1\/image_generation\/accounts\/[^/]+\/models\/[^/
 
 /**
  * The HTTP API: every route of the contract (src/api/contract), mounted with its handler.
- * Order matters: the public routes answer before the /v1 middleware (body limit, API key)
+ * Order matters: the public routes answer before the /v1 middleware (body read, API key)
  * that every later route passes through.
  */
 export function createApp(deps: AppDeps) {
@@ -65,26 +65,24 @@ export function createApp(deps: AppDeps) {
   queueBoardRoutes(app, deps);
   metricsRoutes(app, deps);
 
-  const jsonLimit = bodyLimit({
-    maxSize: deps.config.maxBodyBytes,
-    onError: () => {
-      throw new AppError("payload_too_large", `The request body is larger than ${deps.config.maxBodyBytes} bytes.`);
-    },
+  // Every /v1 body but an upload's is read whole, bounded in size and time, before the intake
+  // gate and authentication: a slow body never holds one of its account's intake places.
+  const timeoutMs = deps.config.bodyTimeoutMs;
+  const jsonBody = readBody({
+    maxBytes: deps.config.maxBodyBytes,
+    timeoutMs,
+    tooLarge: `The request body is larger than ${deps.config.maxBodyBytes} bytes.`,
   });
   // An image request's form carries one image: its limit is the image's (HEARTH_MAX_IMAGE_BYTES) and a margin.
-  const imageFormLimit = bodyLimit({
-    maxSize: deps.config.images.maxImageBytes + 64 * 1024,
-    onError: () => {
-      throw new AppError(
-        "payload_too_large",
-        `The request body is larger than ${deps.config.images.maxImageBytes} bytes (HEARTH_MAX_IMAGE_BYTES) and its fields.`,
-      );
-    },
+  const imageForm = readBody({
+    maxBytes: deps.config.images.maxImageBytes + 64 * 1024,
+    timeoutMs,
+    tooLarge: `The request body is larger than ${deps.config.images.maxImageBytes} bytes (HEARTH_MAX_IMAGE_BYTES) and its fields.`,
   });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).
   app.use("/v1/*", (c, next) => {
     if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
-    return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageFormLimit(c, next) : jsonLimit(c, next);
+    return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageForm(c, next) : jsonBody(c, next);
   });
   for (const path of GENERATION_PATHS) app.use(path, intakeBeforeAuth(deps.intake, deps.apiKeys));
   app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions, deps.admission, deps.config.web.trustProxy));

@@ -46,6 +46,8 @@ export interface RunningApi {
   database: Database;
   /** The admin key, when this start created it. */
   createdAdminKey: string | undefined;
+  /** The intake gate's load per account (tests see that every place was given back). */
+  intake: Pick<IntakeGate, "load">;
   close(graceMs?: number): Promise<void>;
 }
 
@@ -154,6 +156,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     log.child("limits"),
   );
   const images = new ImageGeneration(models, inference, redis, config);
+  const intake = new IntakeGate(config.limits.intakePerAccount);
   const sessions = new SessionStore(redis, config.redisPrefix, config.web.sessionTtlMs);
   const app = createApp({
     config,
@@ -166,7 +169,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     metrics,
     models,
     admission,
-    intake: new IntakeGate(config.limits.intakePerAccount),
+    intake,
     accountLimits,
     cliPackage: new CliPackage(
       { prebuilt: config.cliTarball, workDir: path.join(config.dataDir, "cli") },
@@ -180,7 +183,10 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
 
   let draining = false;
   const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    // A request's headers must be in within HEARTH_BODY_TIMEOUT_MS too (its body's deadline is
+    // app.ts's), checked every second rather than Node's default 30 s; a late one gets Node's 408.
+    const serverOptions = { headersTimeout: config.bodyTimeoutMs, connectionsCheckingInterval: 1_000 };
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions }, () => resolve(s));
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
@@ -191,6 +197,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     port,
     database,
     createdAdminKey,
+    intake,
     async close(graceMs = 5_000) {
       // Stop accepting: no new connection, and on the kept-alive ones a 503 that closes them
       // (app.ts); give open requests a moment, then end them; then the connections.

@@ -10,6 +10,7 @@ status   class
 401      :class:`AuthenticationError`
 403      :class:`PermissionError`
 404      :class:`NotFoundError`
+408      :class:`InvalidRequestError` (``code == "request_timeout"``)
 409      :class:`ConflictError` (a subclass of :class:`APIError`)
 413      :class:`InvalidRequestError` (``code == "payload_too_large"``)
 429      :class:`RateLimitError` (``code`` is ``rate_limited`` or ``quota_exceeded``)
@@ -101,7 +102,7 @@ class Timeout(APIConnectionError):
 
 
 class InvalidRequestError(HearthError):
-    """400 (a missing or invalid field, named by ``param``) and 413 (a body too large)."""
+    """400 (a missing or invalid field, named by ``param``), 408 (a body too slow) and 413 (a body too large)."""
 
 
 class AuthenticationError(HearthError):
@@ -133,6 +134,7 @@ _by_status: Dict[int, Type[HearthError]] = {
     401: AuthenticationError,
     403: PermissionError,
     404: NotFoundError,
+    408: InvalidRequestError,
     409: ConflictError,
     413: InvalidRequestError,
     429: RateLimitError,
@@ -146,6 +148,7 @@ _status_by_code: Dict[str, int] = {
     "forbidden": 403,
     "not_found": 404,
     "conflict": 409,
+    "request_timeout": 408,
     "payload_too_large": 413,
     "rate_limited": 429,
     "quota_exceeded": 429,

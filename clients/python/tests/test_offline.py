@@ -26,6 +26,7 @@ class ErrorStatusTest(FakeServerTest):
         (401, "authentication_error", "unauthorized", None, error.AuthenticationError),
         (403, "permission_error", "forbidden", None, error.PermissionError),
         (404, "not_found_error", "not_found", "model", error.NotFoundError),
+        (408, "invalid_request_error", "request_timeout", None, error.InvalidRequestError),
         (409, "conflict_error", "conflict", "modelId", error.ConflictError),
         (413, "invalid_request_error", "payload_too_large", None, error.InvalidRequestError),
         (429, "rate_limit_error", "rate_limited", None, error.RateLimitError),

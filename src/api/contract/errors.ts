@@ -41,8 +41,10 @@ export const AUTHENTICATED: Reasons = {
   unavailable: "The database is unavailable; retry shortly.",
 };
 
-/** For operations with a JSON body (the limit applies to every /v1 request but file uploads). */
+/** For operations with a JSON body (the limits apply to every /v1 request but file uploads). */
 export const JSON_BODY_LIMIT: Reasons = {
+  request_timeout:
+    "The request body did not arrive within `HEARTH_BODY_TIMEOUT_MS` of its headers; the connection is closed.",
   payload_too_large: "The request body is larger than `HEARTH_MAX_BODY_BYTES`.",
 };
 

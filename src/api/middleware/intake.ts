@@ -16,7 +16,8 @@ import { bearerToken } from "./auth.js";
  * (its address's failures and its rate windows), not after it: another account's request that
  * arrives among them then waits for their HTTP intake only, not for 500 round trips and their
  * callbacks. `intake` goes after authentication and places the others (a key checked against
- * the database, a web session).
+ * the database, a web session). Both run once the body is in (middleware/read-body.ts): a place
+ * is held for the request's checks and queueing, never while its client sends slowly.
  */
 export function intakeBeforeAuth(gate: IntakeGate, apiKeys: Pick<ApiKeyAuthenticator, "known">) {
   return createMiddleware<AppEnv>(async (c, next) => {

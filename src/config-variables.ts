@@ -3,6 +3,7 @@ import { z } from "zod";
 import { parseImageModels } from "./images/image-model-config.js";
 import { DEFAULT_TEMPLATE_LIMITS } from "./templates/template-sandbox.js";
 import { GPU_CHOICES } from "./domain/gpu.js";
+import { parseProxyTrust } from "./proxy-trust.js";
 
 /**
  * Every environment variable Hearth reads: one spec each, with its schema, default and
@@ -63,6 +64,15 @@ function parseS3Url(url: URL): StorageLocation | { problem: string } {
 const storageUrl = optionalString.transform((text, ctx) => {
   if (text === undefined) return undefined;
   const parsed = parseStorageUrl(text);
+  if ("problem" in parsed) {
+    ctx.addIssue({ code: "custom", message: parsed.problem });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const proxyTrust = z.string().transform((text, ctx) => {
+  const parsed = parseProxyTrust(text);
   if ("problem" in parsed) {
     ctx.addIssue({ code: "custom", message: parsed.problem });
     return z.NEVER;
@@ -320,10 +330,16 @@ export const variables = {
     description: "A web session ends this long after its last use (12 h); signing out ends it at once.",
   },
   HEARTH_TRUST_PROXY: {
-    schema: bool,
+    schema: proxyTrust,
     default: "false",
     description:
-      "Behind a TLS-terminating proxy: believe its X-Forwarded-Proto, so the session cookie is Secure when the proxy says https.",
+      "Which proxies in front of Hearth to believe about the client: false (none: the connection's address is the client's), a number of hops (true: 1, the immediate peer), or a comma list of addresses, CIDRs and loopback, linklocal, uniquelocal. The client address (for the failed-authentication and page limits) is the rightmost X-Forwarded-For entry that is not a trusted proxy; X-Forwarded-Proto (the session cookie's Secure flag) is believed when the immediate peer is trusted.",
+  },
+  HEARTH_PAGE_REQUESTS_PER_MINUTE: {
+    schema: int(0, 100_000_000),
+    default: "300",
+    description:
+      "Requests per minute to the web pages (sign-in and the operators' pages included) per session, or per client address when signed out; past it, a 429 page. 0: no limit.",
   },
   HEARTH_METRICS_TOKEN: {
     schema: optionalString.pipe(z.string().min(16, "must be at least 16 characters").optional()),

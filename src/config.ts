@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { ImageModelSpec } from "./images/image-model-config.js";
 import type { TemplateSandboxOptions } from "./templates/template-sandbox.js";
 import type { GpuChoice, GpuLayers } from "./domain/gpu.js";
+import type { ProxyTrust } from "./proxy-trust.js";
 import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
 import { usableCores } from "./process/usable-cores.js";
 
@@ -67,8 +68,8 @@ export interface Config {
   };
   /** The token `GET /metrics` also accepts (HEARTH_METRICS_TOKEN). */
   readonly metricsToken: string | undefined;
-  /** The web pages: how long a session lasts, and whether a proxy's X-Forwarded-Proto is believed. */
-  readonly web: { readonly sessionTtlMs: number; readonly trustProxy: boolean };
+  /** The web pages: how long a session lasts, and which proxies' X-Forwarded-* headers are believed. */
+  readonly web: { readonly sessionTtlMs: number; readonly trustProxy: ProxyTrust };
   readonly reconcile: { readonly intervalMs: number; readonly afterMs: number };
   /** How long a SIGTERMed worker, and API, let running work finish. */
   readonly drain: { readonly workerMs: number; readonly apiMs: number };
@@ -97,6 +98,8 @@ export interface Config {
     readonly tokensPerMinute: number;
     readonly keyRequestsPerMinute: number;
     readonly authFailuresPerMinute: number;
+    /** Web page requests per session, or per address when signed out. */
+    readonly pageRequestsPerMinute: number;
     readonly maxInFlightRequests: number;
     /** How long an in-flight entry counts unconfirmed (limits/in-flight.ts). */
     readonly inFlightStaleMs: number;
@@ -200,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       tokensPerMinute: r.HEARTH_RATE_LIMIT_TOKENS_PER_MINUTE,
       keyRequestsPerMinute: r.HEARTH_KEY_REQUESTS_PER_MINUTE,
       authFailuresPerMinute: r.HEARTH_AUTH_FAILURES_PER_MINUTE,
+      pageRequestsPerMinute: r.HEARTH_PAGE_REQUESTS_PER_MINUTE,
       maxInFlightRequests: r.HEARTH_ACCOUNT_MAX_IN_FLIGHT,
       inFlightStaleMs: r.HEARTH_IN_FLIGHT_STALE_MS,
       intakePerAccount: r.HEARTH_INTAKE_PER_ACCOUNT,

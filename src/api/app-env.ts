@@ -1,6 +1,6 @@
 import type { RedisClient } from "../queues/connection.js";
 import type { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
-import type { SessionStore } from "../auth/sessions.js";
+import type { Session, SessionStore } from "../auth/sessions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
 import type { ApiKeyScope } from "../domain/vocabulary.js";
@@ -21,11 +21,17 @@ import type { AccountLimitsCache } from "./services/account-limits.js";
 import type { IntakeGate } from "./services/intake-gate.js";
 import type { Admission } from "./services/admission.js";
 import type { CliPackage } from "./services/cli-package.js";
+import type { CredentialChecks } from "./services/credential-checks.js";
+import type { TrustedProxies } from "../proxy-trust.js";
 
 export interface AppDeps {
   config: Config;
   db: Db;
   apiKeys: ApiKeyAuthenticator;
+  /** Every check of a presented API key, behind the failed-authentication limit. */
+  credentials: CredentialChecks;
+  /** Which proxies' X-Forwarded-* headers are believed (api/client-address.ts). */
+  proxies: TrustedProxies;
   /** The web pages' sessions (auth/sessions.ts). */
   sessions: SessionStore;
   redis: RedisClient;
@@ -74,6 +80,8 @@ export interface AppEnv {
     answerHeaders: Record<string, string>;
     /** A generation request's leaving of its account's intake gate (middleware/intake.ts); absent on other routes. */
     leaveIntake?: () => void;
+    /** A web page's session, once looked up (null: signed out); web/web-routes.tsx. */
+    session?: Session | null;
   };
 }
 

@@ -85,7 +85,7 @@ export function createApp(deps: AppDeps) {
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageForm(c, next) : jsonBody(c, next);
   });
   for (const path of GENERATION_PATHS) app.use(path, intakeBeforeAuth(deps.intake, deps.apiKeys));
-  app.use("/v1/*", requireApiKey(deps.apiKeys, deps.sessions, deps.admission, deps.config.web.trustProxy));
+  app.use("/v1/*", requireApiKey(deps));
   for (const path of GENERATION_PATHS) app.use(path, intake(deps.intake));
   for (const mount of [
     completionsRoutes,

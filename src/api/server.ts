@@ -8,6 +8,7 @@ import { migrateDatabase } from "../db/migrate.js";
 import { scrub, type Logger } from "../logger.js";
 import { createRedis, waitForRedis } from "../queues/connection.js";
 import { SessionStore } from "../auth/sessions.js";
+import { VerifiedKeys } from "../auth/verified-keys.js";
 import { ApiMetrics } from "../metrics/api-metrics.js";
 import { inferenceMetrics } from "../metrics/inference-metrics.js";
 import { Administration } from "./services/administration.js";
@@ -24,8 +25,10 @@ import { sharedTemplateSandbox } from "../limits/template-quarantine-store.js";
 import { InFlightRequests } from "../limits/in-flight.js";
 import { IntakeGate } from "./services/intake-gate.js";
 import { RateWindows } from "../limits/rate-windows.js";
+import { TrustedProxies } from "../proxy-trust.js";
 import { AccountLimitsCache } from "./services/account-limits.js";
 import { Admission } from "./services/admission.js";
+import { CredentialChecks } from "./services/credential-checks.js";
 import { CliPackage } from "./services/cli-package.js";
 import { LifecycleQueue } from "../queues/lifecycle-queue.js";
 import { ProducerQueues } from "../queues/producer-queues.js";
@@ -148,13 +151,8 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     staleMs: config.limits.inFlightStaleMs,
     timeoutMs: config.redisCommandTimeoutMs,
   });
-  const admission = new Admission(
-    new RateWindows(redis, config.redisPrefix, config.redisCommandTimeoutMs),
-    inFlight,
-    accountLimits,
-    config.limits,
-    log.child("limits"),
-  );
+  const windows = new RateWindows(redis, config.redisPrefix, config.redisCommandTimeoutMs);
+  const admission = new Admission(windows, inFlight, accountLimits, config.limits, log.child("limits"));
   const images = new ImageGeneration(models, inference, redis, config);
   const intake = new IntakeGate(config.limits.intakePerAccount);
   const sessions = new SessionStore(redis, config.redisPrefix, config.web.sessionTtlMs);
@@ -162,6 +160,13 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     config,
     db: database.db,
     apiKeys,
+    credentials: new CredentialChecks(
+      apiKeys,
+      windows,
+      new VerifiedKeys(redis, config.redisPrefix, config.redisCommandTimeoutMs),
+      config.limits.authFailuresPerMinute,
+    ),
+    proxies: new TrustedProxies(config.web.trustProxy),
     sessions,
     redis,
     inference,

@@ -52,8 +52,13 @@ export class SessionStore {
   }
 
   private key(token: string): string {
-    return `${this.prefix}:session:${crypto.createHash("sha256").update(token).digest("hex")}`;
+    return `${this.prefix}:session:${sessionId(token)}`;
   }
+}
+
+/** What names a session in Redis (its key, its page window): its token's SHA-256, never the token. */
+export function sessionId(token: string): string {
+  return crypto.createHash("sha256").update(token).digest("hex");
 }
 
 /** The cookie that carries a session's token. */

@@ -3,7 +3,7 @@ import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { callRedis } from "../queues/redis-call.js";
 
 /** The rates Hearth counts, each in one-minute windows shared by every API process (Redis). */
-export type RateKind = "key-requests" | "account-requests" | "account-tokens" | "auth-failures";
+export type RateKind = "key-requests" | "account-requests" | "account-tokens" | "auth-failures" | "page-requests";
 
 export interface WindowState {
   limit: number;

@@ -4,7 +4,8 @@ import { AppError } from "../../errors.js";
 import { workerMetricsKey } from "../../metrics/worker-metrics.js";
 import { liveWorkers } from "../../queues/worker-registry.js";
 import type { AppDeps, AppEnv } from "../app-env.js";
-import { sameToken } from "../middleware/auth.js";
+import { clientAddress } from "../client-address.js";
+import { bearerToken, sameToken } from "../middleware/auth.js";
 import { hearthQueues } from "../services/hearth-queues.js";
 
 type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
@@ -17,12 +18,17 @@ type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 export function metricsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   const { config, metrics } = deps;
   app.get("/metrics", async (c) => {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const token = bearerToken(c.req.header("authorization"));
     if (!token)
       throw new AppError("unauthorized", "Send HEARTH_METRICS_TOKEN or an admin key as `Authorization: Bearer …`.");
+    // The metrics token costs no query; anything else is a key, checked behind the
+    // failed-authentication limit (a wrong token counts as a failure).
     if (!(config.metricsToken && sameToken(token, config.metricsToken))) {
-      const key = await deps.apiKeys.authenticate(token);
-      if (!key) throw new AppError("unauthorized", "Invalid metrics token or API key.");
+      const key = await deps.credentials.apiKey(token, clientAddress(c, deps.proxies)).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === "unauthorized")
+          throw new AppError("unauthorized", "Invalid metrics token or API key.");
+        throw error;
+      });
       if (!key.scopes.includes("admin"))
         throw new AppError("forbidden", "Metrics need the metrics token or a key with the admin scope.");
     }

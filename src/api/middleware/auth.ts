@@ -1,6 +1,5 @@
 import crypto from "node:crypto";
 import { getCookie } from "hono/cookie";
-import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
@@ -8,7 +7,10 @@ import type { AuthenticatedKey } from "../../auth/api-keys.js";
 import { CSRF_HEADER, SESSION_COOKIE, type SessionStore } from "../../auth/sessions.js";
 import { AppError } from "../../errors.js";
 import type { AppEnv, Caller } from "../app-env.js";
+import type { TrustedProxies } from "../../proxy-trust.js";
+import { clientAddress } from "../client-address.js";
 import type { Admission } from "../services/admission.js";
+import type { CredentialChecks } from "../services/credential-checks.js";
 
 /**
  * Who calls: `Authorization: Bearer <API key>`, or a web page's session (its cookie).
@@ -20,12 +22,14 @@ import type { Admission } from "../services/admission.js";
  * site's page set such a header only after a CORS preflight, which Hearth never grants. The
  * cookie is also SameSite=Lax, so it is not even sent with another site's POSTs.
  */
-export function requireApiKey(
-  apiKeys: ApiKeyAuthenticator,
-  sessions: SessionStore,
-  admission: Admission,
-  trustProxy: boolean,
-) {
+export function requireApiKey(deps: {
+  apiKeys: ApiKeyAuthenticator;
+  credentials: CredentialChecks;
+  sessions: SessionStore;
+  admission: Admission;
+  proxies: TrustedProxies;
+}) {
+  const { apiKeys, credentials, sessions, admission, proxies } = deps;
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("authorization");
     let key: AuthenticatedKey | null;
@@ -34,21 +38,7 @@ export function requireApiKey(
       if (presented === undefined) {
         throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");
       }
-      const address = clientAddress(c, trustProxy);
-      const known = apiKeys.known(presented);
-      if (known) {
-        // No database query to spare: the address's failures and the key's and account's
-        // windows are read together, in one round trip to Redis instead of two.
-        const [, headers] = await Promise.all([admission.checkAddress(address), admission.request(callerOf(known))]);
-        return authenticated(c, next, known, headers);
-      }
-      // Guessing keys costs a database query each: an address that keeps failing is cut off first.
-      await admission.checkAddress(address);
-      key = await apiKeys.authenticate(presented);
-      if (!key) {
-        await admission.authFailed(address);
-        throw new AppError("unauthorized", "Invalid API key.");
-      }
+      key = await credentials.apiKey(presented, clientAddress(c, proxies));
     } else {
       const session = await sessions.get(getCookie(c, SESSION_COOKIE)!);
       if (!session) throw new AppError("unauthorized", "The session has ended: sign in again.");
@@ -99,17 +89,6 @@ function setHeaders(c: Context<AppEnv>, headers: Record<string, string>): void {
     const copy = new Response(c.res.body, c.res);
     for (const [name, value] of entries) copy.headers.set(name, value);
     c.res = copy;
-  }
-}
-
-/** The client's address: the connection's, or behind a trusted proxy the first X-Forwarded-For entry. */
-export function clientAddress(c: Context<AppEnv>, trustProxy: boolean): string {
-  const forwarded = trustProxy ? c.req.header("x-forwarded-for")?.split(",")[0]?.trim() : undefined;
-  if (forwarded) return forwarded;
-  try {
-    return getConnInfo(c).remote.address ?? "unknown";
-  } catch {
-    return "unknown"; // not served by node-server (app.request in tests)
   }
 }
 

@@ -8,7 +8,7 @@ import type { AccountLimitsCache } from "./account-limits.js";
 
 /**
  * Who may go on, in one place (docs/security.md): every /v1 request against its key's and its
- * account's requests per minute; every generation also against the account's tokens per minute
+ * account's requests per minute, every web page's against its session's (or address's); every generation also against the account's tokens per minute
  * (its estimate at admission, corrected to its usage at the end) and its cap on requests queued
  * or running, whose count orders the queue fairly between accounts. Refusals are 429s with
  * Retry-After; answers carry OpenAI's x-ratelimit-* headers either way.
@@ -18,25 +18,19 @@ export class Admission {
     private readonly windows: RateWindows,
     private readonly inFlight: InFlightRequests,
     private readonly limits: AccountLimitsCache,
-    private readonly perKeyAndAddress: { keyRequestsPerMinute: number; authFailuresPerMinute: number },
+    private readonly perKeyAndPage: { keyRequestsPerMinute: number; pageRequestsPerMinute: number },
     private readonly log: Logger,
   ) {}
 
   /**
-   * Before a key is checked: a client address that failed authentication too often this minute
-   * is refused without asking the database (an unknown key costs a query).
+   * A web page's request, counted for `subject` (its session, or its address when signed out);
+   * a 429 past HEARTH_PAGE_REQUESTS_PER_MINUTE.
    */
-  async checkAddress(address: string): Promise<void> {
-    const limit = this.perKeyAndAddress.authFailuresPerMinute;
-    const window = await this.windows.peek("auth-failures", address, limit);
-    if (window.remaining <= 0) {
-      throw limited(`Too many failed authentications from ${address} this minute.`, window, "requests");
-    }
-  }
-
-  /** A failed authentication from `address`, counted. */
-  async authFailed(address: string): Promise<void> {
-    await this.windows.consume("auth-failures", address, 1, this.perKeyAndAddress.authFailuresPerMinute);
+  async page(subject: string): Promise<void> {
+    const limit = this.perKeyAndPage.pageRequestsPerMinute;
+    if (limit === 0) return;
+    const window = await this.windows.consume("page-requests", subject, 1, limit);
+    if (!window.allowed) throw limited(`More than ${limit} page requests this minute.`, window, "requests");
   }
 
   /**
@@ -46,7 +40,7 @@ export class Admission {
    */
   async request(caller: Caller): Promise<Record<string, string>> {
     const { requestsPerMinute } = await this.limits.of(caller.accountId);
-    const perKey = this.perKeyAndAddress.keyRequestsPerMinute;
+    const perKey = this.perKeyAndPage.keyRequestsPerMinute;
     const [key, account] = await Promise.all([
       perKey > 0 ? this.windows.consume("key-requests", caller.keyId, 1, perKey) : undefined,
       requestsPerMinute !== null
@@ -164,7 +158,8 @@ export interface GenerationTicket {
   release(): Promise<void>;
 }
 
-function limited(message: string, window: WindowState, kind: "requests" | "tokens"): AppError {
+/** A 429 for a window past its limit: Retry-After and the window's x-ratelimit-* headers. */
+export function limited(message: string, window: WindowState, kind: "requests" | "tokens"): AppError {
   return new AppError("rate_limited", `${message} Retry in ${Math.ceil(window.resetMs / 1000)} s.`, {
     headers: { "retry-after": String(Math.max(1, Math.ceil(window.resetMs / 1000))), ...rateHeaders(window, kind) },
   });

@@ -3,10 +3,12 @@ import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { csrf } from "hono/csrf";
-import { SESSION_COOKIE, type Session } from "../../auth/sessions.js";
+import type { AuthenticatedKey } from "../../auth/api-keys.js";
+import { SESSION_COOKIE, sessionId, type Session } from "../../auth/sessions.js";
 import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import type { AppDeps, AppEnv, Caller } from "../app-env.js";
+import { clientAddress, overTls } from "../client-address.js";
 import { sameToken } from "../middleware/auth.js";
 import { setAssetHeaders, setPageHeaders } from "../middleware/security-headers.js";
 import { operationsOverview } from "../services/operations-overview.js";
@@ -22,13 +24,16 @@ const statics = new Map(
   Object.entries(STATIC_FILES).map(([name, type]) => [name, { type, body: fs.readFileSync(new URL(name, staticDir)) }]),
 );
 
+/** The pages (the static files aside) and the operators' ones, each under the page limit. */
+const PAGE_PATHS = ["/", "/signin", "/signout", "/models", "/accounts/*", "/admin", "/admin/*"];
+
 /**
  * The web pages (server-rendered with hono/jsx): sign in with an API key, the account's
  * models, and a page per model with a playground that streams from Hearth's own endpoints.
  * docs/web.md says how sessions and CSRF work.
  */
 export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
-  const { sessions, apiKeys, management, config } = deps;
+  const { sessions, apiKeys, credentials, management, config } = deps;
   // Forms post only from Hearth's own pages (Origin checked), and are small.
   const formGuard = [csrf(), bodyLimit({ maxSize: 16 * 1024 })] as const;
 
@@ -39,19 +44,46 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     return c.body(file.body, 200, { "content-type": file.type, "cache-control": "no-cache" });
   });
 
-  /** The signed-in session of the request, if any (its key still valid). */
+  /** The signed-in session of the request, if any (its key still valid); looked up once per request. */
   const sessionOf = async (c: Context<AppEnv>): Promise<Session | null> => {
+    const known = c.get("session");
+    if (known !== undefined) return known;
     const token = getCookie(c, SESSION_COOKIE);
-    if (!token) return null;
-    const session = await sessions.get(token);
-    if (!session || !(await apiKeys.stillValid(session.keyId))) return null;
+    let session = token ? await sessions.get(token) : null;
+    if (session && !(await apiKeys.stillValid(session.keyId))) session = null;
+    c.set("session", session);
     return session;
   };
 
-  const html = (c: Context<AppEnv>, page: unknown, status: 200 | 401 | 403 | 404 | 503 = 200) => {
+  const html = (c: Context<AppEnv>, page: unknown, status: 200 | 401 | 403 | 404 | 429 | 503 = 200) => {
     setPageHeaders(c);
     return c.html(page as string, status);
   };
+
+  /** A 429 page for a refusal of the limits (its Retry-After with it). */
+  const tooMany = (c: Context<AppEnv>, refusal: AppError, page: unknown) => {
+    for (const [name, value] of Object.entries(refusal.headers)) c.header(name, value);
+    return html(c, page, 429);
+  };
+
+  // Every page request counts against its session's window, or its address's when signed out
+  // (a cookie that names no session counts as signed out, so made-up cookies gain nothing).
+  for (const path of PAGE_PATHS) {
+    app.use(path, async (c, next) => {
+      const session = await sessionOf(c);
+      const subject = session
+        ? `session:${sessionId(getCookie(c, SESSION_COOKIE)!)}`
+        : `address:${clientAddress(c, deps.proxies)}`;
+      try {
+        await deps.admission.page(subject);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== "rate_limited") throw error;
+        const page = <MessagePage session={session ?? undefined} title="Too many requests" message={error.message} />;
+        return tooMany(c, error, page);
+      }
+      await next();
+    });
+  }
 
   /** A page that needs a session: signed-out visitors go to sign in, and come back after. */
   const page =
@@ -117,18 +149,22 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const form = await c.req.parseBody();
     const presented = typeof form.api_key === "string" ? form.api_key.trim() : "";
     const next = safeNext(typeof form.next === "string" ? form.next : undefined);
-    const key = presented ? await apiKeys.authenticate(presented) : null;
-    if (!key) {
-      const error = presented
-        ? "That API key is not valid: it is mistyped, revoked, or from another Hearth."
-        : "Enter an API key.";
-      return html(c, <SignInPage error={error} next={next} />, 401);
+    if (!presented) return html(c, <SignInPage error="Enter an API key." next={next} />, 401);
+    let key: AuthenticatedKey;
+    try {
+      key = await credentials.apiKey(presented, clientAddress(c, deps.proxies));
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      if (error.code === "rate_limited") return tooMany(c, error, <SignInPage error={error.message} next={next} />);
+      if (error.code !== "unauthorized") throw error;
+      const message = "That API key is not valid: it is mistyped, revoked, or from another Hearth.";
+      return html(c, <SignInPage error={message} next={next} />, 401);
     }
     const { token } = await sessions.create(key);
     setCookie(c, SESSION_COOKIE, token, {
       httpOnly: true,
       sameSite: "Lax",
-      secure: overTls(c, config.web.trustProxy),
+      secure: overTls(c, deps.proxies),
       path: "/",
       maxAge: Math.floor(config.web.sessionTtlMs / 1000),
     });
@@ -181,10 +217,4 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
 /** A path on this site to go to after signing in; anything else (another site) is dropped. */
 function safeNext(next: string | undefined): string | undefined {
   return next && /^\/(?!\/)[\w\-./%]*$/.test(next) ? next : undefined;
-}
-
-/** Whether the page was asked for over TLS: by this server, or by a proxy it trusts that says so. */
-function overTls(c: Context<AppEnv>, trustProxy: boolean): boolean {
-  if (new URL(c.req.url).protocol === "https:") return true;
-  return trustProxy && c.req.header("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
 }

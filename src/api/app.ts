@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { AppError } from "../errors.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
@@ -66,7 +66,9 @@ export function createApp(deps: AppDeps) {
   metricsRoutes(app, deps);
 
   // Every /v1 body but an upload's is read whole, bounded in size and time, before the intake
-  // gate and authentication: a slow body never holds one of its account's intake places.
+  // gate: a slow body never holds one of its account's intake places. It is read after
+  // authentication (an unknown client's body is never buffered), except for a key whose check
+  // is reused, whose request is placed before authentication (middleware/intake.ts).
   const timeoutMs = deps.config.bodyTimeoutMs;
   const jsonBody = readBody({
     maxBytes: deps.config.maxBodyBytes,
@@ -80,12 +82,13 @@ export function createApp(deps: AppDeps) {
     tooLarge: `The request body is larger than ${deps.config.images.maxImageBytes} bytes (HEARTH_MAX_IMAGE_BYTES) and its fields.`,
   });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).
-  app.use("/v1/*", (c, next) => {
+  const body: MiddlewareHandler = (c, next) => {
     if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageForm(c, next) : jsonBody(c, next);
-  });
-  for (const path of GENERATION_PATHS) app.use(path, intakeBeforeAuth(deps.intake, deps.apiKeys));
+  };
+  for (const path of GENERATION_PATHS) app.use(path, intakeBeforeAuth(deps.intake, deps.apiKeys, body));
   app.use("/v1/*", requireApiKey(deps));
+  app.use("/v1/*", body);
   for (const path of GENERATION_PATHS) app.use(path, intake(deps.intake));
   for (const mount of [
     completionsRoutes,

@@ -81,6 +81,14 @@ describe("a request's body deadline", () => {
     expect((await complete()).status).toBe(200);
   });
 
+  it("never waits for the body of a request whose key is wrong: a 401 at once", async () => {
+    const wrong = head(body.length).replace(account.apiKey, "hth_not-a-key-of-this-hearth-00000000000000");
+    const slow = trickleRequest(hearth.url, wrong, body);
+    const answer = await slow.answer.finally(() => slow.stop());
+    expect(answer.status).toBe(401);
+    expect(answer.ms).toBeLessThan(BODY_TIMEOUT_MS);
+  });
+
   it("closes a connection whose headers do not arrive within the deadline", async () => {
     const fullHead = head(body.length);
     const slow = trickleRequest(hearth.url, fullHead.slice(0, 30), fullHead.slice(30));

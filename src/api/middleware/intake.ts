@@ -1,4 +1,4 @@
-import type { Context, Next } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
 import type { AppEnv } from "../app-env.js";
@@ -19,12 +19,17 @@ import { bearerToken } from "./auth.js";
  * the database, a web session). Both run once the body is in (middleware/read-body.ts): a place
  * is held for the request's checks and queueing, never while its client sends slowly.
  */
-export function intakeBeforeAuth(gate: IntakeGate, apiKeys: Pick<ApiKeyAuthenticator, "known">) {
+export function intakeBeforeAuth(
+  gate: IntakeGate,
+  apiKeys: Pick<ApiKeyAuthenticator, "known">,
+  /** Reads the body first (middleware/read-body.ts): a slow body never holds a place. */
+  readBody: MiddlewareHandler,
+) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const presented = bearerToken(c.req.header("authorization"));
     const known = presented === undefined ? undefined : apiKeys.known(presented);
     if (!known) return next();
-    return inGate(c, next, gate, known.accountId);
+    return readBody(c, () => inGate(c, next, gate, known.accountId));
   });
 }
 

@@ -10,6 +10,9 @@ export interface ReadBodyOptions {
   tooLarge: string;
 }
 
+/** Requests whose body this read already (it runs at most once a request, wherever it is mounted). */
+const buffered = new WeakSet<Request>();
+
 /**
  * Reads a request's whole body into memory, bounded in size and in time, before anything after
  * it runs; later readers (`c.req.json()`, `c.req.parseBody()`) read that copy, not the socket.
@@ -23,7 +26,7 @@ export interface ReadBodyOptions {
 export function readBody(options: ReadBodyOptions) {
   return createMiddleware(async (c, next) => {
     const body = c.req.raw.body;
-    if (!body) return next();
+    if (!body || buffered.has(c.req.raw)) return next();
     const declared = Number(c.req.header("content-length"));
     if (!c.req.header("transfer-encoding") && declared > options.maxBytes) {
       throw new AppError("payload_too_large", options.tooLarge);
@@ -31,6 +34,7 @@ export function readBody(options: ReadBodyOptions) {
     // This runs as soon as the headers are in: the deadline starts now.
     const bytes = await readWithin(body, options, () => c.header("connection", "close"));
     c.req.raw = new Request(c.req.raw, { body: bytes });
+    buffered.add(c.req.raw);
     return next();
   });
 }

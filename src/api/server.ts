@@ -21,7 +21,8 @@ import { registerOperatorModels } from "./register-models.js";
 import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
-import { sharedTemplateSandbox } from "../limits/template-quarantine-store.js";
+import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
+import { TemplateSandbox } from "../templates/template-sandbox.js";
 import { InFlightRequests } from "../limits/in-flight.js";
 import { IntakeGate } from "./services/intake-gate.js";
 import { RateWindows } from "../limits/rate-windows.js";
@@ -117,7 +118,11 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const reconciler = new Reconciler(controlDeps, lifecycleQueue, config.reconcile);
   reconciler.start();
   // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
-  const templates = sharedTemplateSandbox(config, redis, log);
+  const templates = new TemplateSandbox(config.templates);
+  templates.quarantine.share(
+    new RedisQuarantineStore(redis, config.redisPrefix, config.redisCommandTimeoutMs),
+    (error) => log.warn("could not share a template's quarantine", { error: String(error) }),
+  );
   const accountLimits = new AccountLimitsCache(database.db, config.limits, {
     ttlMs: config.authCacheTtlMs,
     now: options.now,

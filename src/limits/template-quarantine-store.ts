@@ -1,9 +1,6 @@
-import type { Config } from "../config.js";
-import type { Logger } from "../logger.js";
 import type { RedisClient } from "../queues/connection.js";
 import { callRedis } from "../queues/redis-call.js";
 import type { QuarantineEntry, SharedQuarantine } from "../templates/template-quarantine.js";
-import { TemplateSandbox } from "../templates/template-sandbox.js";
 
 /**
  * Quarantined chat templates in Redis, shared by every API and worker process: one key per
@@ -33,16 +30,4 @@ export class RedisQuarantineStore implements SharedQuarantine {
   private key(hash: string): string {
     return `${this.prefix}:template-quarantine:${hash}`;
   }
-}
-
-/** A process's template sandbox (config.templates), its quarantines shared with every other process. */
-export function sharedTemplateSandbox(
-  config: Pick<Config, "templates" | "redisPrefix" | "redisCommandTimeoutMs">,
-  redis: RedisClient,
-  log: Logger,
-): TemplateSandbox {
-  return new TemplateSandbox(config.templates, {
-    store: new RedisQuarantineStore(redis, config.redisPrefix, config.redisCommandTimeoutMs),
-    onError: (error) => log.warn("could not share a template's quarantine", { error: String(error) }),
-  });
 }

@@ -33,13 +33,19 @@ const MAX_LOCAL = 4096;
 export class TemplateQuarantine {
   private readonly local = new Map<string, QuarantineEntry>();
 
+  private shared: SharedQuarantine | undefined;
+  private onSharedError: (error: unknown) => void = () => {};
+
   constructor(
     /** How long a template is refused; 0: never quarantined. */
     readonly durationMs: number,
-    private readonly shared?: SharedQuarantine,
-    /** A shared write that failed: the local quarantine still holds (the caller logs it). */
-    private readonly onSharedError: (error: unknown) => void = () => {},
   ) {}
+
+  /** Shares this process's quarantines through `store`, and reads the others' there. */
+  share(store: SharedQuarantine, onError: (error: unknown) => void): void {
+    this.shared = store;
+    this.onSharedError = onError;
+  }
 
   /** The template's quarantine as this process knows it. */
   known(hash: string, now = Date.now()): QuarantineEntry | undefined {

@@ -1,6 +1,6 @@
 import type { TemplateTurn } from "./template-protocol.js";
 import { TemplateError } from "./template-error.js";
-import { quarantineMessage, templateHash, TemplateQuarantine, type SharedQuarantine } from "./template-quarantine.js";
+import { quarantineMessage, templateHash, TemplateQuarantine } from "./template-quarantine.js";
 import { SandboxThread, type RenderedTemplate, type RenderTask } from "./sandbox-thread.js";
 
 /**
@@ -12,7 +12,8 @@ import { SandboxThread, type RenderedTemplate, type RenderTask } from "./sandbox
  * The threads are shared between owners (accounts) fairly: one owner's renders hold at most
  * `maxPerOwner` threads (replacements of threads its renders killed included), and the renders
  * waiting are taken one owner after another. A template that went past the time or memory
- * bound is quarantined (template-quarantine.ts): refused at once, without a thread, for a while.
+ * bound is quarantined (template-quarantine.ts): refused at once, without a thread, for a while,
+ * by this process and, once `quarantine.share` is called, by every other.
  */
 
 export interface TemplateSandboxOptions {
@@ -53,14 +54,11 @@ export class TemplateSandbox {
   readonly quarantine: TemplateQuarantine;
   private closed = false;
 
-  constructor(
-    readonly options: TemplateSandboxOptions,
-    shared?: { store: SharedQuarantine; onError: (error: unknown) => void },
-  ) {
+  constructor(readonly options: TemplateSandboxOptions) {
     this.maxChars = options.maxChars ?? DEFAULT_MAX_TEMPLATE_CHARS;
     this.maxWaiting = options.maxWaiting ?? 256;
     this.maxPerOwner = options.maxPerOwner ?? Math.max(1, options.threads - 1);
-    this.quarantine = new TemplateQuarantine(options.quarantineMs, shared?.store, shared?.onError);
+    this.quarantine = new TemplateQuarantine(options.quarantineMs);
     this.threads = Array.from({ length: options.threads }, () => new SandboxThread(options, () => this.pump()));
   }
 

@@ -1,9 +1,7 @@
 import { loadConfig } from "../config.js";
 import { createLogger } from "../logger.js";
-import { sharedTemplateSandbox } from "../limits/template-quarantine-store.js";
 import { ensureDemoModels } from "../models/factory/ensure-demo-models.js";
 import { runUntilSignalled } from "../process/lifecycle.js";
-import { createRedis } from "../queues/connection.js";
 import { LlamaEngine } from "./engine/llama-engine.js";
 import { HearthWorker } from "./worker.js";
 
@@ -13,12 +11,10 @@ await runUntilSignalled(log, async () => {
   // The engine (and the demo models) only for the text role: an image-only worker loads no llama.cpp.
   const text = config.worker.roles.includes("text");
   if (text) await ensureDemoModels(config, log);
-  // Where users' chat templates render; their quarantines go to Redis for every process to see.
-  const templateRedis = text ? createRedis(config, "producer") : undefined;
-  const engine = templateRedis
+  const engine = text
     ? await LlamaEngine.create({
         logLevel: config.logLevel,
-        templates: sharedTemplateSandbox(config, templateRedis, log),
+        templateLimits: config.templates,
         gpu: config.worker.gpu,
         gpuLayers: config.worker.gpuLayers,
       })
@@ -28,7 +24,6 @@ await runUntilSignalled(log, async () => {
     async close() {
       await worker.close(config.drain.workerMs);
       await engine?.close();
-      templateRedis?.disconnect();
     },
   };
 });

@@ -7,6 +7,7 @@ import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../queues/adapter-events.js";
+import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
 import { createRedis } from "../queues/connection.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../queues/jobs.js";
 import { sendEvent, subscribeCancels } from "../queues/stream.js";
@@ -148,6 +149,10 @@ export class HearthWorker {
   private async beginText() {
     const engine = this.engine;
     if (!engine) throw new Error("A worker with the text role needs the language-model engine.");
+    engine.shareTemplateQuarantine(
+      new RedisQuarantineStore(this.publisher, this.config.redisPrefix, this.config.redisCommandTimeoutMs),
+      (error) => this.log.warn("could not share a template's quarantine", { error: String(error) }),
+    );
     const found = await discoverBaseModels(this.config.modelDir, this.config.worker.serveModels, this.log);
     if (found.length === 0) {
       throw new Error(

@@ -23,6 +23,9 @@ export class FakeEngine implements Engine {
   /** Makes the next loadModel calls fail. */
   failLoads = 0;
 
+  /** Templates never render here: nothing to share. */
+  shareTemplateQuarantine(): void {}
+
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {
     if (this.failLoads > 0) {
       this.failLoads--;

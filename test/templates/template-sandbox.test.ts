@@ -172,14 +172,9 @@ describe("sharing the sandbox between accounts", () => {
         shared.set(hash, entry);
       },
     };
-    const sandbox = new TemplateSandbox(
-      { threads: 2, timeoutMs: 800, memoryMb: 48, quarantineMs: 60_000 },
-      { store, onError: () => {} },
-    );
-    const other = new TemplateSandbox(
-      { threads: 1, timeoutMs: 800, memoryMb: 48, quarantineMs: 60_000 },
-      { store, onError: () => {} },
-    );
+    const sandbox = new TemplateSandbox({ threads: 2, timeoutMs: 800, memoryMb: 48, quarantineMs: 60_000 });
+    const other = new TemplateSandbox({ threads: 1, timeoutMs: 800, memoryMb: 48, quarantineMs: 60_000 });
+    for (const s of [sandbox, other]) s.quarantine.share(store, () => {});
     try {
       const trap = hangsPast(600, "quarantine");
       const renders = Array.from({ length: 4 }, () => failure(sandbox.render(trap, chat(601), "A")));

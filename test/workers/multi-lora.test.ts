@@ -57,6 +57,7 @@ function gatedEngine(inner: Engine) {
       wrapped.createContext = async (o) => wrapContext(await model.createContext(o));
       return wrapped;
     },
+    shareTemplateQuarantine: (store, onError) => inner.shareTemplateQuarantine(store, onError),
     close: () => inner.close(),
   };
   return { engine, gate };

@@ -77,7 +77,14 @@ function ModelTable(props: { caption: string; views: ModelView[]; empty: string 
 }
 
 /** A model's page: what it is, and a playground when it can answer. */
-export function ModelPage(props: { session: Session; view: ModelView; files: ModelFile[]; servable: boolean }) {
+export function ModelPage(props: {
+  session: Session;
+  view: ModelView;
+  files: ModelFile[];
+  servable: boolean;
+  /** Why the model's chat template is refused for now (templates/template-quarantine.ts). */
+  templateQuarantine?: string;
+}) {
   const { model, deployment } = props.view;
   const name = modelName(model.accountId, model.modelId);
   const chat = model.kind !== "image";
@@ -133,6 +140,11 @@ export function ModelPage(props: { session: Session; view: ModelView; files: Mod
       </dl>
       <section class="card" aria-labelledby="playground-title">
         <h2 id="playground-title">Playground</h2>
+        {props.templateQuarantine && (
+          <p class="notice" role="alert">
+            Chats with this model are refused for now. {props.templateQuarantine}
+          </p>
+        )}
         {!props.servable && (
           <p class="notice">
             This model is not deployed: deploy it (<code>hearth deploy {name}</code>) to query it here.

@@ -7,6 +7,7 @@ import type { AuthenticatedKey } from "../../auth/api-keys.js";
 import { SESSION_COOKIE, sessionId, type Session } from "../../auth/sessions.js";
 import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
+import { quarantineMessage } from "../../templates/template-quarantine.js";
 import type { AppDeps, AppEnv, Caller } from "../app-env.js";
 import { clientAddress, overTls } from "../client-address.js";
 import { sameToken } from "../middleware/auth.js";
@@ -209,7 +210,19 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       const files = view.model.kind === "lora" ? await management.catalog.files(view.model) : [];
       const servable =
         view.model.kind === "lora" ? view.deployment?.state === "DEPLOYED" : view.model.state === "READY";
-      return html(c, <ModelPage session={session} view={view} files={files} servable={servable} />);
+      const template = view.model.conversationConfig?.template;
+      const quarantined =
+        typeof template === "string" ? await management.catalog.templates.quarantine(template) : undefined;
+      return html(
+        c,
+        <ModelPage
+          session={session}
+          view={view}
+          files={files}
+          servable={servable}
+          templateQuarantine={quarantined && quarantineMessage(quarantined)}
+        />,
+      );
     }),
   );
 }

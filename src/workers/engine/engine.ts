@@ -1,4 +1,5 @@
 import type { ChatMessage, Sampling } from "../../queues/jobs.js";
+import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 
 /**
  * The inference engine as the worker sees it. Only llama-engine.ts knows that
@@ -8,6 +9,11 @@ export interface Engine {
   /** Where it computes: "cpu", or the GPU backend llama.cpp loaded ("cuda", "vulkan", "metal"). */
   readonly backend: string;
   loadModel(options: LoadModelOptions): Promise<EngineModel>;
+  /**
+   * Where the template sandbox shares its quarantines with every other process (a template
+   * that went past its time or memory bound, refused for a while); until then, this process's only.
+   */
+  shareTemplateQuarantine(store: SharedQuarantine, onError: (error: unknown) => void): void;
   close(): Promise<void>;
 }
 

@@ -16,7 +16,12 @@ import { usableCores } from "../../process/usable-cores.js";
 import { toChatHistory } from "../../templates/chat-history.js";
 import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
 import { TemplateError } from "../../templates/template-error.js";
-import { DEFAULT_TEMPLATE_LIMITS, TemplateSandbox } from "../../templates/template-sandbox.js";
+import type { SharedQuarantine } from "../../templates/template-quarantine.js";
+import {
+  DEFAULT_TEMPLATE_LIMITS,
+  TemplateSandbox,
+  type TemplateSandboxOptions,
+} from "../../templates/template-sandbox.js";
 import type { ChatMessage } from "../../queues/jobs.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {
@@ -52,8 +57,8 @@ export class LlamaEngine implements Engine {
     options: {
       logLevel?: "debug" | "info" | "warn" | "error";
       maxThreads?: number;
-      /** Where users' chat templates render (by default a sandbox of DEFAULT_TEMPLATE_LIMITS); closed with the engine. */
-      templates?: TemplateSandbox;
+      /** The bounds of users' chat templates (config.templates). */
+      templateLimits?: TemplateSandboxOptions;
       /** HEARTH_GPU and HEARTH_GPU_LAYERS. */
       gpu?: GpuChoice;
       gpuLayers?: GpuLayers;
@@ -69,10 +74,14 @@ export class LlamaEngine implements Engine {
       progressLogs: false,
       logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
     });
-    const templates = options.templates ?? new TemplateSandbox(DEFAULT_TEMPLATE_LIMITS);
+    const templates = new TemplateSandbox(options.templateLimits ?? DEFAULT_TEMPLATE_LIMITS);
     // Started now, so the first chat with an adapter's template does not wait for a thread.
     await templates.warm();
     return new LlamaEngine(llama, templates, options.gpuLayers ?? "auto");
+  }
+
+  shareTemplateQuarantine(store: SharedQuarantine, onError: (error: unknown) => void): void {
+    this.templates.quarantine.share(store, onError);
   }
 
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {

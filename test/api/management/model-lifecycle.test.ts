@@ -1,6 +1,6 @@
 import { fileStorageDir } from "../../helpers/storage-dir.js";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
@@ -172,7 +172,7 @@ describe("model lifecycle", () => {
     expect(embedding).toMatchObject({ status: 400 });
   });
 
-  it("bounds users' templates: one that hangs is refused at save time, one that hangs on long chats fails those alone", async () => {
+  it("bounds users' templates: one that hangs is refused at save time, one that hangs on long chats is quarantined", async () => {
     const name = await me.deployFolder("trapped", GGUF_EXAMPLE);
     const loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}";
     const plain = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>";
@@ -194,6 +194,10 @@ describe("model lifecycle", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ param: "conversationConfig.template" });
     expect(bad.body.error.message).toMatch(/longer than \d+ ms|more than \d+ MB of memory/);
+    // Quarantined by that check: saving it again is refused without rendering it.
+    const again = await patch(loop + plain);
+    expect(again.status).toBe(400);
+    expect(again.body.error.message).toMatch(/stopped at .* and is refused until/);
 
     // Past the save-time probes (they go to 513 messages): it hangs only on longer chats.
     const trap = `{% if messages|length > 600 %}${loop}{% endif %}${plain}`;
@@ -202,25 +206,63 @@ describe("model lifecycle", () => {
       { length: 601 },
       (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `m${i}` }) as const,
     );
-    const [hung, others] = await Promise.all([
+    const short = () =>
+      openai.chat.completions.create({
+        model: name,
+        messages: [{ role: "user", content: "Hi" }],
+        max_tokens: 8,
+        temperature: 0,
+      });
+    expect((await short()).choices[0]!.message.content).toBe(greedyText("<user>Hi<assistant>", 8, { adapter: true }));
+    const [hung, base] = await Promise.all([
       openai.chat.completions.create({ model: name, messages: long, max_tokens: 4 }).catch((e: unknown) => e),
-      // Everyone else is served meanwhile: the base model, and the same adapter on a short chat.
-      Promise.all([
-        complete(HEARTH_TINY_REF, PROMPT, 8),
-        openai.chat.completions.create({
-          model: name,
-          messages: [{ role: "user", content: "Hi" }],
-          max_tokens: 8,
-          temperature: 0,
-        }),
-      ]),
+      // Everyone else is served meanwhile.
+      complete(HEARTH_TINY_REF, PROMPT, 8),
     ]);
     expect(hung).toMatchObject({ status: 400 });
     expect((hung as Error).message).toMatch(
       /conversation template went past its bounds.*(longer than \d+ ms|more than \d+ MB of memory)/,
     );
-    expect(others[0]).toBe(greedyText(PROMPT, 8));
-    expect(others[1].choices[0]!.message.content).toBe(greedyText("<user>Hi<assistant>", 8, { adapter: true }));
+    expect(base).toBe(greedyText(PROMPT, 8));
+    // Quarantined: the model's chats are refused by the API before they are queued, short ones too.
+    const quarantined = await short().catch((e: unknown) => e);
+    expect(quarantined).toMatchObject({ status: 400, param: "model" });
+    expect((quarantined as Error).message).toMatch(/chat template is quarantined\. .*stopped at .* refused until/);
+    // The model's page says why.
+    const signedIn = await fetch(`${hearth.url}/signin`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: hearth.url },
+      body: new URLSearchParams({ api_key: hearth.apiKey }),
+    });
+    const cookie = signedIn.headers.get("set-cookie")!.split(";")[0]!;
+    const page = await (await fetch(`${hearth.url}/accounts/default/models/trapped`, { headers: { cookie } })).text();
+    expect(page).toMatch(/Chats with this model are refused for now\. This chat template was stopped at/);
+    // Another template is another matter: fixed, the model chats again.
+    expect((await patch(plain)).status).toBe(200);
+    expect((await short()).choices[0]!.message.content).toBe(greedyText("<user>Hi<assistant>", 8, { adapter: true }));
+  });
+
+  it("takes a template that writes only the messages' contents, on create, update and validate", async () => {
+    const template = "{% for m in messages %}{{ m.content }}{% endfor %}";
+    const created = await me.createModel("plain-template", { conversationConfig: { template } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const updated = await me.call("PATCH", "/v1/accounts/default/models/plain-template", {
+      conversationConfig: { template: `${template}\n` },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    // From hearth.json, at validation.
+    const folder = path.join(scratch, "plain-template");
+    await cp(GGUF_EXAMPLE, folder, { recursive: true });
+    await writeFile(
+      path.join(folder, "hearth.json"),
+      JSON.stringify({ base_model: HEARTH_TINY_REF, conversation_config: { template } }),
+    );
+    expect((await me.createModel("plain-files")).status).toBe(201);
+    await me.uploadFolder("plain-files", folder);
+    const validated = await me.validate("plain-files");
+    expect(validated.status, JSON.stringify(validated.body)).toBe(200);
+    expect(validated.body.state).toBe("READY");
   });
 
   it("a worker started after the deploy serves the model", async () => {

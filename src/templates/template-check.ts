@@ -16,6 +16,9 @@ function adversarialProbes(): { name: string; messages: TemplateTurn[] }[] {
   return [
     { name: "a 64-message conversation", messages: long(64, 4) },
     { name: "a 512-message conversation", messages: [{ role: "system", content: "be brief" }, ...long(512, 1)] },
+    // Long chats cost the sandbox little to try (a few ms), and catch templates that misbehave
+    // only past a few hundred messages; what no probe catches, the quarantine stops.
+    { name: "a 2,049-message conversation", messages: long(2049, 0) },
     { name: "a 64 KB message", messages: [{ role: "user", content: "x".repeat(64 * 1024) }] },
     { name: "a lone system message", messages: [{ role: "system", content: SYSTEM }] },
     { name: "a lone assistant message", messages: [{ role: "assistant", content: ASSISTANT }] },

@@ -115,6 +115,10 @@ describe("chatTemplateProblem (save-time checks)", () => {
       "{% if messages|length > 40 %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}" +
       SIMPLE;
     expect(await problem(trap)).toMatch(new RegExp(`64-message conversation: .*(${BOUND.source})`));
+    // The red team's template, which hung only on chats of more than 600 messages.
+    expect(await problem(hangsPast(600, "red team"))).toMatch(
+      new RegExp(`2,049-message conversation: .*(${BOUND.source})`),
+    );
     const systemBomb =
       "{% for m in messages %}{% if m.role == 'system' %}{% for i in range(10**10) %}{% endfor %}{% endif %}{% endfor %}" +
       SIMPLE;

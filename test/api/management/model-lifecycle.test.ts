@@ -199,11 +199,11 @@ describe("model lifecycle", () => {
     expect(again.status).toBe(400);
     expect(again.body.error.message).toMatch(/stopped at .* and is refused until/);
 
-    // Past the save-time probes (they go to 513 messages): it hangs only on longer chats.
-    const trap = `{% if messages|length > 600 %}${loop}{% endif %}${plain}`;
+    // Past the save-time probes (they go to 2,049 messages): it hangs only on longer chats.
+    const trap = `{% if messages|length > 3000 %}${loop}{% endif %}${plain}`;
     expect((await patch(trap)).status).toBe(200);
     const long = Array.from(
-      { length: 601 },
+      { length: 3001 },
       (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `m${i}` }) as const,
     );
     const short = () =>

@@ -1,10 +1,6 @@
 import type { Context } from "hono";
-import type { Queueing } from "../queues/inference-client.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
-import type { GenerationTicket } from "./services/admission.js";
-
-/** A generation's ticket as a route holds it: how its job queues, priority and the intake gate's leaving. */
-export type RouteTicket = GenerationTicket & { queueing: Queueing };
+import type { RouteTicket } from "./services/admission.js";
 
 /**
  * A generation's admission (services/admission.ts) from a route: its tokens and in-flight slot

@@ -1,13 +1,13 @@
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import type { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import type { Session, SessionStore } from "../auth/sessions.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/client.js";
-import type { ApiKeyScope } from "../domain/vocabulary.js";
+import type { Caller } from "../domain/caller.js";
 import type { Logger } from "../logger.js";
 import type { ApiMetrics } from "../metrics/api-metrics.js";
-import type { InferenceClient } from "../queues/inference-client.js";
-import type { ProducerQueues } from "../queues/producer-queues.js";
+import type { InferenceClient } from "../requests/inference-client.js";
+import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
 import type { Administration } from "./services/administration.js";
 import type { Deployments } from "./services/deployments.js";
@@ -62,15 +62,6 @@ export interface ManagementServices {
   deployments: Deployments;
   deletion: ModelDeletion;
   administration: Administration;
-}
-
-export interface Caller {
-  accountId: string;
-  keyId: string;
-  /** The key's first characters, as listings show it (auth/api-keys.ts apiKeyPrefix). */
-  keyPrefix: string;
-  /** What the key may do (domain/vocabulary.ts API_KEY_SCOPES). */
-  scopes: readonly ApiKeyScope[];
 }
 
 export interface AppEnv {

@@ -4,7 +4,7 @@ import type { Hono } from "hono";
 import { AppError } from "../errors.js";
 import { pingDatabase } from "../db/queries/health.js";
 import { HEARTH_VERSION } from "../package-info.js";
-import { liveWorkers, type WorkerInfo } from "../queues/worker-registry.js";
+import { liveWorkers, type WorkerInfo } from "../jobs/worker-registry.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { openApiDocument } from "./contract/document.js";
 import {

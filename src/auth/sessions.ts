@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import type { AuthenticatedKey } from "./api-keys.js";
 
 /**

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
-import type { RedisClient } from "../queues/connection.js";
-import { callRedis } from "../queues/redis-call.js";
+import type { RedisClient } from "../redis/connection.js";
+import { callRedis } from "../redis/redis-call.js";
 
 /** How long a key stays known to be good after its last successful check. */
 const VERIFIED_TTL_SECONDS = 24 * 3600;

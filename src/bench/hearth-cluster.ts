@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../process/free-port.js";
-import { deleteRedisKeys } from "../queues/redis-keys.js";
+import { deleteRedisKeys } from "../redis/redis-keys.js";
 import { HearthChild } from "./child-process.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 

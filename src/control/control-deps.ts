@@ -1,13 +1,13 @@
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import type { Db } from "../db/client.js";
 import { getDeployment } from "../db/queries/deployments.js";
 import { getModel } from "../db/queries/models.js";
 import type { DeploymentState } from "../domain/vocabulary.js";
 import { modelName } from "../domain/model-name.js";
-import type { LifecyclePayload } from "../queues/jobs.js";
+import type { LifecyclePayload } from "../jobs/jobs.js";
 import type { Logger } from "../logger.js";
-import type { AdapterPlacement } from "../queues/adapter-placement.js";
-import type { ModelChangeNotifier } from "../queues/model-changes.js";
+import type { AdapterPlacement } from "../requests/adapter-placement.js";
+import type { ModelChangeNotifier } from "../jobs/model-changes.js";
 import type { BlobStore } from "../storage/blob-store.js";
 
 /** What deploy and undeploy work with: they run where the database is (the API processes). */

@@ -1,13 +1,13 @@
 import { UnrecoverableError, type Worker } from "bullmq";
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import type { Config } from "../config.js";
 import { withTimeout } from "../process/with-timeout.js";
 import type { Logger } from "../logger.js";
 import { modelName } from "../domain/model-name.js";
-import { createRedis } from "../queues/connection.js";
-import { consumeJobs } from "../queues/job-consumer.js";
-import type { JobHandlers } from "../queues/job-handlers.js";
-import { jobs } from "../queues/jobs.js";
+import { createRedis } from "../redis/connection.js";
+import { consumeJobs } from "../jobs/job-consumer.js";
+import type { JobHandlers } from "../jobs/job-handlers.js";
+import { jobs } from "../jobs/jobs.js";
 import { deployModel, failDeployment } from "./deploy-model.js";
 import type { ControlDeps } from "./control-deps.js";
 import { undeployModel } from "./undeploy-model.js";

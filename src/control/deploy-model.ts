@@ -1,7 +1,7 @@
 import { transitionDeployment } from "../db/queries/deployments.js";
 import { AppError } from "../errors.js";
-import { publishAdapterEvent } from "../queues/adapter-events.js";
-import type { LifecyclePayload } from "../queues/jobs.js";
+import { publishAdapterEvent } from "../jobs/adapter-events.js";
+import type { LifecyclePayload } from "../jobs/jobs.js";
 import { modelName, parseModelName } from "../domain/model-name.js";
 import { ensureAdapterArtifact } from "./adapter-artifact.js";
 import { transitionTarget, type ControlDeps } from "./control-deps.js";

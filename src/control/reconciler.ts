@@ -1,8 +1,8 @@
 import type { Queue } from "bullmq";
 import { listDeployments } from "../db/queries/deployments.js";
 import { modelName } from "../domain/model-name.js";
-import type { LifecycleQueue } from "../queues/lifecycle-queue.js";
-import { sweepWorkerQueues } from "../queues/worker-queue-sweep.js";
+import type { LifecycleQueue } from "../jobs/lifecycle-queue.js";
+import { sweepWorkerQueues } from "../jobs/worker-queue-sweep.js";
 import type { ControlDeps } from "./control-deps.js";
 
 export interface ReconcilerOptions {

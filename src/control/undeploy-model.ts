@@ -1,6 +1,6 @@
 import { artifactDeployed, deleteDeployment } from "../db/queries/deployments.js";
-import { publishAdapterEvent } from "../queues/adapter-events.js";
-import type { LifecyclePayload } from "../queues/jobs.js";
+import { publishAdapterEvent } from "../jobs/adapter-events.js";
+import type { LifecyclePayload } from "../jobs/jobs.js";
 import { parseModelName } from "../domain/model-name.js";
 import type { LifecycleOutcome } from "./deploy-model.js";
 import { transitionTarget, type ControlDeps } from "./control-deps.js";
@@ -9,7 +9,7 @@ import { transitionTarget, type ControlDeps } from "./control-deps.js";
  * The undeploy job: removes an UNDEPLOYING deployment and tells the workers to free
  * the adapter (they let in-flight generations finish). New requests already get 404:
  * only DEPLOYED models resolve, and whoever moved it to UNDEPLOYING told the API
- * processes (queues/model-changes.ts); so does this job, once done. Idempotent:
+ * processes (jobs/model-changes.ts); so does this job, once done. Idempotent:
  * anything but UNDEPLOYING is left alone.
  */
 export async function undeployModel(deps: ControlDeps, job: LifecyclePayload): Promise<LifecycleOutcome> {

@@ -1,5 +1,5 @@
-import type { RedisClient } from "../queues/connection.js";
-import { callRedis } from "../queues/redis-call.js";
+import type { RedisClient } from "../redis/connection.js";
+import { callRedis } from "../redis/redis-call.js";
 
 /**
  * The generation requests each account has queued or running, shared by every API process:

@@ -1,6 +1,6 @@
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
-import { callRedis } from "../queues/redis-call.js";
+import { callRedis } from "../redis/redis-call.js";
 
 /** The rates Hearth counts, each in one-minute windows shared by every API process (Redis). */
 export type RateKind = "key-requests" | "account-requests" | "account-tokens" | "auth-failures" | "page-requests";

@@ -1,5 +1,5 @@
-import type { RedisClient } from "../queues/connection.js";
-import { callRedis } from "../queues/redis-call.js";
+import type { RedisClient } from "../redis/connection.js";
+import { callRedis } from "../redis/redis-call.js";
 import type { QuarantineEntry, SharedQuarantine } from "../templates/template-quarantine.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { InferenceObserver } from "../queues/inference-observer.js";
+import type { InferenceObserver } from "../requests/inference-observer.js";
 import type { ApiMetrics } from "./api-metrics.js";
 
 /** The inference client's observer that keeps the API's request metrics. */

@@ -17,7 +17,7 @@ export interface LocalRedisOptions {
  * the source of truth for deployments; docs/reliability.md), and room for an API process's
  * pub/sub connection to fall behind for a moment: all of an API's streams share it, and Redis
  * cuts it (and so all of them) when its output buffer passes the hard limit, or stays above
- * the soft one for the given seconds. Each message is at most about 256 KB (queues/stream.ts
+ * the soft one for the given seconds. Each message is at most about 256 KB (requests/stream.ts
  * MAX_EVENT_CHARS).
  */
 export const REDIS_SERVER_SETTINGS = {

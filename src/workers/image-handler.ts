@@ -1,13 +1,13 @@
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
 import type { ImageBackend } from "../images/image-backend.js";
-import { imageBlobs } from "../queues/image-job.js";
-import type { ImagePayload } from "../queues/jobs.js";
-import type { StreamEvent } from "../queues/stream.js";
+import { imageBlobs } from "../jobs/image-job.js";
+import type { ImagePayload } from "../jobs/jobs.js";
+import type { StreamEvent } from "../requests/stream.js";
 
 /**
  * Runs one image job: takes the uploaded images from Redis, has the backend render, puts
- * each result in Redis and ends with `done` naming them (queues/image-job.ts says why).
+ * each result in Redis and ends with `done` naming them (jobs/image-job.ts says why).
  * Progress goes out step by step.
  */
 export async function runImageJob(

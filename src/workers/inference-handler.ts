@@ -1,6 +1,6 @@
 import { parseModelName } from "../domain/model-name.js";
-import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../queues/jobs.js";
-import { embeddingEvents, type FinishReason, type StreamEvent } from "../queues/stream.js";
+import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../jobs/jobs.js";
+import { embeddingEvents, type FinishReason, type StreamEvent } from "../requests/stream.js";
 import type { EngineContext, EngineModel, GenerateRequest, GenerateResult, UserTemplate } from "./engine/engine.js";
 
 /** What the inference handler needs from the worker around it. */

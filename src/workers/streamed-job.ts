@@ -1,8 +1,8 @@
 import type { EventEmitter } from "node:events";
-import type { RedisClient } from "../queues/connection.js";
+import type { RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { ReplyPublisher, UNSTREAMED_HOLD_MS } from "../queues/reply-publisher.js";
+import { ReplyPublisher, UNSTREAMED_HOLD_MS } from "../requests/reply-publisher.js";
 import {
   LEASE_REFRESH_MS,
   leaseKey,
@@ -12,7 +12,7 @@ import {
   takeLease,
   type ReplyAddress,
   type StreamEvent,
-} from "../queues/stream.js";
+} from "../requests/stream.js";
 import { cancelReason, type Cancellations } from "./cancellations.js";
 
 export interface JobFinished<T = unknown> {

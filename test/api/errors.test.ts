@@ -4,7 +4,7 @@ import { createModel } from "../../src/db/queries/models.js";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { jobs } from "../../src/queues/jobs.js";
+import { jobs } from "../../src/jobs/jobs.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { testPostgresAdminUrl } from "../helpers/test-databases.js";

@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
-import { jobs } from "../../src/queues/jobs.js";
+import { jobs } from "../../src/jobs/jobs.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { createTestAccount, type Management } from "../helpers/management.js";

@@ -9,7 +9,7 @@ import { getDeployment, setDeploymentState } from "../../src/db/queries/deployme
 import { createModel, getModel, upsertBaseModel } from "../../src/db/queries/models.js";
 import { createLogger } from "../../src/logger.js";
 import { HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
-import { adapterChannel, type AdapterEvent } from "../../src/queues/adapter-events.js";
+import { adapterChannel, type AdapterEvent } from "../../src/jobs/adapter-events.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
 import { storageKeys } from "../../src/storage/keys.js";
 import { deployModel } from "../../src/control/deploy-model.js";

@@ -1,14 +1,14 @@
 import crypto from "node:crypto";
 import { Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { createRedis, waitForRedis, type RedisClient } from "../../src/queues/connection.js";
-import { InferenceClient } from "../../src/queues/inference-client.js";
-import type { InferenceClientOptions } from "../../src/queues/inference-client-options.js";
-import type { InferenceObserver } from "../../src/queues/inference-observer.js";
-import type { InferencePayload } from "../../src/queues/jobs.js";
-import { ProducerQueues } from "../../src/queues/producer-queues.js";
-import { ReplyHub } from "../../src/queues/reply-hub.js";
-import { sendEvent } from "../../src/queues/stream.js";
+import { createRedis, waitForRedis, type RedisClient } from "../../src/redis/connection.js";
+import { InferenceClient } from "../../src/requests/inference-client.js";
+import type { InferenceClientOptions } from "../../src/requests/inference-client-options.js";
+import type { InferenceObserver } from "../../src/requests/inference-observer.js";
+import type { InferencePayload } from "../../src/jobs/jobs.js";
+import { ProducerQueues } from "../../src/jobs/producer-queues.js";
+import { ReplyHub } from "../../src/requests/reply-hub.js";
+import { sendEvent } from "../../src/requests/stream.js";
 import { deleteRedisKeys } from "./redis.js";
 
 /**

@@ -7,7 +7,7 @@ import { freePort, waitForPort } from "./net.js";
 /** Leaves the shared Redis as it was: removes every key a test instance made. */
 import { REDIS_SERVER_SETTINGS, redisServerArgs } from "../../src/process/local-redis.js";
 
-export { deleteRedisKeys } from "../../src/queues/redis-keys.js";
+export { deleteRedisKeys } from "../../src/redis/redis-keys.js";
 
 /** A redis-server of the test's own, for tests that stop or kill it. */
 export interface PrivateRedis {

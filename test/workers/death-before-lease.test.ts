@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobs } from "../../src/queues/jobs.js";
-import { leaseKey } from "../../src/queues/stream.js";
+import { jobs } from "../../src/jobs/jobs.js";
+import { leaseKey } from "../../src/requests/stream.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

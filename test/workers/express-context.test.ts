@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Sampling } from "../../src/queues/jobs.js";
+import type { Sampling } from "../../src/domain/generation.js";
 import type { DecodeSample, EngineModel } from "../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../src/workers/engine/llama-engine.js";
 import { ExpressContext } from "../../src/workers/express-context.js";

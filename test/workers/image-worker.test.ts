@@ -2,10 +2,10 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { imageBlobs } from "../../src/queues/image-job.js";
-import { jobs, type ImagePayload } from "../../src/queues/jobs.js";
-import { decodeMessage, publishCancel, type WireMessage } from "../../src/queues/stream.js";
-import { liveWorkers } from "../../src/queues/worker-registry.js";
+import { imageBlobs } from "../../src/jobs/image-job.js";
+import { jobs, type ImagePayload } from "../../src/jobs/jobs.js";
+import { decodeMessage, publishCancel, type WireMessage } from "../../src/requests/stream.js";
+import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
 /** A worker with the image role only, fed image jobs straight on its queue. */

@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HearthChild } from "../../src/bench/child-process.js";
 import { getDeployment } from "../../src/db/queries/deployments.js";
-import { liveWorkers, type WorkerInfo } from "../../src/queues/worker-registry.js";
+import { liveWorkers, type WorkerInfo } from "../../src/jobs/worker-registry.js";
 import { writeAdapterToward, type TestAdapter } from "../helpers/adapters.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";

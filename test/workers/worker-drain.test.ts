@@ -4,7 +4,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HearthChild } from "../../src/bench/child-process.js";
-import { liveWorkers } from "../../src/queues/worker-registry.js";
+import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
 import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";

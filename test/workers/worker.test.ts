@@ -1,9 +1,9 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobs, type InferencePayload } from "../../src/queues/jobs.js";
-import { decodeMessage, type WireMessage } from "../../src/queues/stream.js";
-import { liveWorkers } from "../../src/queues/worker-registry.js";
+import { jobs, type InferencePayload } from "../../src/jobs/jobs.js";
+import { decodeMessage, type WireMessage } from "../../src/requests/stream.js";
+import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { greedyText } from "../helpers/oracle.js";
 

@@ -5,7 +5,7 @@ import { HonoAdapter } from "@bull-board/hono";
 import type { Context, Hono } from "hono";
 import type { AppDeps, AppEnv } from "../app-env.js";
 import { hearthQueues } from "../services/hearth-queues.js";
-import { liveWorkers } from "../../queues/worker-registry.js";
+import { liveWorkers } from "../../jobs/worker-registry.js";
 import { contentSecurityPolicy, setAssetHeaders, setPageHeaders } from "../middleware/security-headers.js";
 
 const BOARD_PATH = "/admin/queues";

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from "prom-client";
 import { AppError } from "../../errors.js";
 import { workerMetricsKey } from "../../metrics/worker-metrics.js";
-import { liveWorkers } from "../../queues/worker-registry.js";
+import { liveWorkers } from "../../jobs/worker-registry.js";
 import type { AppDeps, AppEnv } from "../app-env.js";
 import { clientAddress } from "../client-address.js";
 import { bearerToken, sameToken } from "../middleware/auth.js";

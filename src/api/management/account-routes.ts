@@ -3,7 +3,7 @@ import type { AppDeps, AppEnv } from "../app-env.js";
 import { getAccountRoute, listAccountsRoute, whoAmIRoute } from "../contract/management/account-routes.js";
 import type { AccountList } from "../contract/management/resources.js";
 import { mountRoute } from "../mount-route.js";
-import { accountResource, whoAmIResource } from "./resources.js";
+import { accountResource, whoAmIResource } from "../services/resources.js";
 
 /** Who the key is, and the accounts it may use (its own). */
 export function accountRoutes(app: Hono<AppEnv>, { management, config }: AppDeps) {

@@ -9,7 +9,7 @@ import {
 } from "../contract/management/lifecycle-routes.js";
 import type { UploadedFile } from "../contract/management/resources.js";
 import { mountRoute } from "../mount-route.js";
-import { modelResource } from "./resources.js";
+import { modelResource } from "../services/resources.js";
 
 /**
  * An adapter's files (uploads stream straight to storage), its validation, and deploy and

@@ -10,7 +10,7 @@ import {
 import type { ModelPage } from "../contract/management/resources.js";
 import { mountRoute } from "../mount-route.js";
 import { pageTokens, parseModelFilter } from "./model-list-query.js";
-import { modelResource } from "./resources.js";
+import { modelResource } from "../services/resources.js";
 
 /** Create, read, list, update and delete an account's models. */
 export function modelRoutes(app: Hono<AppEnv>, { management }: AppDeps) {

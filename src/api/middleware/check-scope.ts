@@ -1,6 +1,6 @@
 import type { ApiKeyScope } from "../../domain/vocabulary.js";
 import { AppError } from "../../errors.js";
-import type { Caller } from "../app-env.js";
+import type { Caller } from "../../domain/caller.js";
 import type { RouteScope } from "../contract/route.js";
 
 /** The 403 of a key without the scope an operation needs. */

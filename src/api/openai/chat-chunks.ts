@@ -1,4 +1,4 @@
-import type { StreamEvent } from "../../queues/stream.js";
+import type { StreamEvent } from "../../requests/stream.js";
 import { endingChunks } from "./ending-chunks.js";
 import { jsonTemplate } from "./json-template.js";
 import type { ChatCompletionChunk, UsageBody } from "../contract/openai/responses.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
-import type { ChatMessage } from "../../queues/jobs.js";
+import type { ChatMessage } from "../../domain/generation.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { chatCompletionsRoute } from "../contract/openai/routes.js";
 import type { ChatRequest } from "../contract/openai/requests.js";

@@ -1,4 +1,4 @@
-import type { FinishReason, StreamEvent, Usage } from "../../queues/stream.js";
+import type { FinishReason, StreamEvent, Usage } from "../../requests/stream.js";
 import type { UsageBody } from "../contract/openai/responses.js";
 
 export interface Collected {

@@ -9,7 +9,7 @@ import { mountRoute } from "../mount-route.js";
 import { collect, usageBody } from "./collect.js";
 import { embeddingEstimate } from "./token-estimate.js";
 import { admitGeneration } from "../admit-generation.js";
-import { checkEmbeddingTarget } from "../../queues/jobs.js";
+import { checkEmbeddingTarget } from "../../jobs/jobs.js";
 
 export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountRoute(app, embeddingsRoute, async (c, { body: req }) => {

@@ -1,4 +1,4 @@
-import type { StreamEvent } from "../../queues/stream.js";
+import type { StreamEvent } from "../../requests/stream.js";
 import type { PublicFinishReason, UsageBody } from "../contract/openai/responses.js";
 import { publicFinishReason, usageBody } from "./collect.js";
 

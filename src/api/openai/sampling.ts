@@ -1,5 +1,5 @@
 import { AppError } from "../../errors.js";
-import type { Sampling } from "../../queues/jobs.js";
+import type { Sampling } from "../../domain/generation.js";
 import type { ChatRequest, CompletionRequest } from "../contract/openai/requests.js";
 import type { ResolvedModel } from "../services/model-resolver.js";
 

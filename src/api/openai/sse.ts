@@ -1,4 +1,4 @@
-import type { SequencedEvent, StreamEvent } from "../../queues/stream.js";
+import type { SequencedEvent, StreamEvent } from "../../requests/stream.js";
 import { AppError } from "../../errors.js";
 import { eventStreamResponse } from "../event-stream.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import type { StreamEvent } from "../../queues/stream.js";
+import type { StreamEvent } from "../../requests/stream.js";
 import { chatChunks } from "./chat-chunks.js";
 import { completionChunks } from "./completion-chunks.js";
 
 /**
  * What a resumed stream needs to be rendered exactly as its first response was: which
  * endpoint's chunks, their fixed fields and whether usage follows. It is kept with the
- * request's events in Redis (queues/inference-client.ts), and read back from there.
+ * request's events in Redis (requests/inference-client.ts), and read back from there.
  */
 export const streamViewSchema = z.discriminatedUnion("endpoint", [
   z.object({

@@ -4,7 +4,7 @@ import { transitionModelState } from "../../db/queries/models.js";
 import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { RedisMutex } from "../../queues/redis-mutex.js";
+import type { RedisMutex } from "../../redis/redis-mutex.js";
 import {
   checkAddonFileName,
   readAddonManifest,
@@ -13,7 +13,7 @@ import {
 } from "../../models/adapters/index.js";
 import type { BlobInfo, BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
-import type { Caller } from "../app-env.js";
+import type { Caller } from "../../domain/caller.js";
 import { conversationConfigSchema } from "../contract/management/resources.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 import { modelName, parseModelName } from "../../domain/model-name.js";

@@ -13,7 +13,7 @@ import type {
   UpdateAccountRequest,
 } from "../contract/admin/resources.js";
 import type { AccountResource } from "../contract/management/resources.js";
-import { accountResource } from "../management/resources.js";
+import { accountResource } from "./resources.js";
 
 /** Accounts and API keys, for the operators' endpoints (routes that need the admin scope). */
 export class Administration {

@@ -2,8 +2,9 @@ import type { Logger } from "../../logger.js";
 import type { InFlightRequests } from "../../limits/in-flight.js";
 import type { Consumed, RateWindows, WindowState } from "../../limits/rate-windows.js";
 import { AppError } from "../../errors.js";
-import type { SequencedEvent, Usage } from "../../queues/stream.js";
-import type { Caller } from "../app-env.js";
+import type { Queueing } from "../../requests/inference-client.js";
+import type { SequencedEvent, Usage } from "../../requests/stream.js";
+import type { Caller } from "../../domain/caller.js";
 import type { AccountLimitsCache } from "./account-limits.js";
 
 /**
@@ -147,6 +148,9 @@ export class Admission {
     }
   }
 }
+
+/** A generation's ticket as a route holds it: how its job queues, priority and the intake gate's leaving. */
+export type RouteTicket = GenerationTicket & { queueing: Queueing };
 
 export interface GenerationTicket {
   /** What the job queues with (InferenceClient's RunOptions.priority). */

@@ -9,10 +9,10 @@ import {
 import type { Deployment } from "../../db/schema/deployments.js";
 import { AppError } from "../../errors.js";
 import { modelName } from "../../domain/model-name.js";
-import type { LifecycleQueue } from "../../queues/lifecycle-queue.js";
+import type { LifecycleQueue } from "../../jobs/lifecycle-queue.js";
 import type { Logger } from "../../logger.js";
-import type { ModelChangeNotifier } from "../../queues/model-changes.js";
-import type { Caller } from "../app-env.js";
+import type { ModelChangeNotifier } from "../../jobs/model-changes.js";
+import type { Caller } from "../../domain/caller.js";
 import type { ModelCatalog, ModelView } from "./model-catalog.js";
 
 /** How long a forced delete waits for its undeploy job. */

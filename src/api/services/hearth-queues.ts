@@ -2,9 +2,9 @@ import type { Queue } from "bullmq";
 import type { Db } from "../../db/client.js";
 import { listModels } from "../../db/queries/models.js";
 import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
-import { jobs } from "../../queues/jobs.js";
-import type { ProducerQueues } from "../../queues/producer-queues.js";
-import type { WorkerInfo } from "../../queues/worker-registry.js";
+import { jobs } from "../../jobs/jobs.js";
+import type { ProducerQueues } from "../../jobs/producer-queues.js";
+import type { WorkerInfo } from "../../jobs/worker-registry.js";
 
 /**
  * Every queue of this Hearth, for the operators' console and the metrics: the inference queue

@@ -1,13 +1,13 @@
 import { randomInt, randomUUID } from "node:crypto";
-import type { RedisClient } from "../../queues/connection.js";
+import type { RedisClient } from "../../redis/connection.js";
 import sharp, { type Metadata } from "sharp";
 import type { Config } from "../../config.js";
 import { AppError } from "../../errors.js";
-import type { RouteTicket } from "../admit-generation.js";
+import type { RouteTicket } from "./admission.js";
 import type { ImageParams } from "../../images/image-backend.js";
 import { UPLOAD_FORMATS, unreadableImage, unsupportedImage } from "../../images/uploaded-image.js";
-import { imageBlobs } from "../../queues/image-job.js";
-import type { ImageRequestPayload, InferenceClient } from "../../queues/inference-client.js";
+import { imageBlobs } from "../../jobs/image-job.js";
+import type { ImageRequestPayload, InferenceClient } from "../../requests/inference-client.js";
 import type { ModelResolver } from "./model-resolver.js";
 
 /** What an image request asks for, in Hearth's terms (the routes convert the wire fields). */

@@ -4,10 +4,10 @@ import { artifactInUse, deleteModel } from "../../db/queries/models.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { modelName } from "../../domain/model-name.js";
-import type { ModelChangeNotifier } from "../../queues/model-changes.js";
+import type { ModelChangeNotifier } from "../../jobs/model-changes.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { storageKeys } from "../../storage/keys.js";
-import type { Caller } from "../app-env.js";
+import type { Caller } from "../../domain/caller.js";
 import type { Deployments } from "./deployments.js";
 import type { ModelCatalog } from "./model-catalog.js";
 

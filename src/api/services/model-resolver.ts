@@ -3,7 +3,7 @@ import { getModel, getVisibleModelWithDeployment, listServableModels } from "../
 import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
 import { modelName, parseModelName } from "../../domain/model-name.js";
-import type { ModelTarget } from "../../queues/jobs.js";
+import type { ModelTarget } from "../../jobs/jobs.js";
 import { TtlCache, type CacheTiming } from "../../ttl-cache.js";
 
 const MAX_CACHED_RESOLUTIONS = 10_000;
@@ -32,7 +32,7 @@ export interface ModelListing {
  * that does not exist; an adapter runs only while DEPLOYED.
  *
  * Resolutions are reused for a short while, per caller and name (errors are not);
- * `invalidate` drops them all, and is called on every model change (queues/model-changes.ts).
+ * `invalidate` drops them all, and is called on every model change (jobs/model-changes.ts).
  * The values are shared between requests: read them, never change them.
  */
 export class ModelResolver {

@@ -1,10 +1,10 @@
-import type { RedisClient } from "../../queues/connection.js";
+import type { RedisClient } from "../../redis/connection.js";
 import type { Db } from "../../db/client.js";
 import { listDeployments } from "../../db/queries/deployments.js";
 import { modelName } from "../../domain/model-name.js";
 import { DEPLOYMENT_STATES, type DeploymentState } from "../../domain/vocabulary.js";
-import type { ProducerQueues } from "../../queues/producer-queues.js";
-import { liveWorkers } from "../../queues/worker-registry.js";
+import type { ProducerQueues } from "../../jobs/producer-queues.js";
+import { liveWorkers } from "../../jobs/worker-registry.js";
 import { hearthQueues } from "./hearth-queues.js";
 
 /** What the operators' overview (`/admin`) shows: workers, deployments, queues. */

@@ -8,7 +8,8 @@ import { SESSION_COOKIE, sessionId, type Session } from "../../auth/sessions.js"
 import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import { quarantineMessage } from "../../templates/template-quarantine.js";
-import type { AppDeps, AppEnv, Caller } from "../app-env.js";
+import type { AppDeps, AppEnv } from "../app-env.js";
+import type { Caller } from "../../domain/caller.js";
 import { clientAddress, overTls } from "../client-address.js";
 import { sameToken } from "../middleware/auth.js";
 import { setAssetHeaders, setPageHeaders } from "../middleware/security-headers.js";

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../../queues/jobs.js";
+import type { ChatMessage } from "../../domain/generation.js";
 
 /**
  * Hearth's chat template for models whose file carries none (docs/api.md):

@@ -1,4 +1,4 @@
-import type { ChatMessage, Sampling } from "../../queues/jobs.js";
+import type { ChatMessage, Sampling } from "../../domain/generation.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 
 /**

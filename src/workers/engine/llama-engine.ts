@@ -22,7 +22,7 @@ import {
   TemplateSandbox,
   type TemplateSandboxOptions,
 } from "../../templates/template-sandbox.js";
-import type { ChatMessage } from "../../queues/jobs.js";
+import type { ChatMessage } from "../../domain/generation.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {
   ContextOptions,

@@ -10,7 +10,7 @@ import { webRoutes } from "../../../src/api/web/web-routes.js";
 import { createApp } from "../../../src/api/app.js";
 import { Hono } from "hono";
 import type { AppDeps, AppEnv } from "../../../src/api/app-env.js";
-import { accountResource, deploymentResource, modelResource } from "../../../src/api/management/resources.js";
+import { accountResource, deploymentResource, modelResource } from "../../../src/api/services/resources.js";
 import { openApiDocument } from "../../../src/api/contract/document.js";
 import { loadConfig } from "../../../src/config.js";
 import { createLogger } from "../../../src/logger.js";

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import type { AppEnv, Caller } from "../../../src/api/app-env.js";
+import type { AppEnv } from "../../../src/api/app-env.js";
+import type { Caller } from "../../../src/domain/caller.js";
 import { intake, intakeBeforeAuth } from "../../../src/api/middleware/intake.js";
 import { IntakeGate } from "../../../src/api/services/intake-gate.js";
 import type { AuthenticatedKey } from "../../../src/auth/api-keys.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { embeddingEvents, MAX_EVENT_CHARS } from "../../../src/queues/stream.js";
+import { embeddingEvents, MAX_EVENT_CHARS } from "../../../src/requests/stream.js";
 import { startTestHearth, type TestHearth } from "../../helpers/hearth.js";
 import { greedyText } from "../../helpers/oracle.js";
 import { startPrivateRedis, type PrivateRedis } from "../../helpers/redis.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { chatChunks } from "../../../src/api/openai/chat-chunks.js";
 import { completionChunks } from "../../../src/api/openai/completion-chunks.js";
 import { jsonTemplate } from "../../../src/api/openai/json-template.js";
-import type { StreamEvent } from "../../../src/queues/stream.js";
+import type { StreamEvent } from "../../../src/requests/stream.js";
 
 // Texts a token may carry that JSON must escape, or that look like the template's own syntax.
 const NASTY = [

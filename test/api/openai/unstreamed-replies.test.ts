@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UNSTREAMED_HOLD_MS } from "../../../src/queues/reply-publisher.js";
+import { UNSTREAMED_HOLD_MS } from "../../../src/requests/reply-publisher.js";
 import { startTestHearth, type TestHearth } from "../../helpers/hearth.js";
 import { greedyText } from "../../helpers/oracle.js";
 

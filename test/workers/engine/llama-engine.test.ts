@@ -6,7 +6,7 @@ import type { AppError } from "../../../src/errors.js";
 import { demoTables } from "../../../src/models/factory/demo-models.js";
 import { gguf } from "../../../src/models/formats/gguf-types.js";
 import { writeTinyLlama } from "../../../src/models/factory/tiny-llama.js";
-import type { Sampling } from "../../../src/queues/jobs.js";
+import type { Sampling } from "../../../src/domain/generation.js";
 import { renderDefaultChat } from "../../../src/workers/engine/default-chat-template.js";
 import type { DecodeSample, EngineAdapter, EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";

@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "./sampling-limits.js";
+
+/**
+ * What a generation asks for, in Hearth's own words (not OpenAI's): how to sample, and a chat's
+ * messages. The HTTP routes make them from a request, the job registry carries them to a
+ * worker (which validates every job against these schemas), the engine generates from them.
+ */
+
+export const samplingSchema = z.object({
+  /** Tokens to generate; null means "until the context is full". */
+  maxTokens: z.number().int().positive().max(MAX_TOKENS).nullable(),
+  temperature: z.number().min(0).max(2),
+  topP: z.number().gt(0).max(1).optional(),
+  topK: z.number().int().min(0).optional(),
+  seed: z.number().int().min(0).max(MAX_SEED).optional(),
+  stop: z.array(z.string().min(1).max(MAX_STOP_CHARS)).max(MAX_STOP_SEQUENCES),
+  presencePenalty: z.number().min(-2).max(2).optional(),
+  frequencyPenalty: z.number().min(-2).max(2).optional(),
+  repetitionPenalty: z.number().gt(0).max(10).optional(),
+});
+export type Sampling = z.infer<typeof samplingSchema>;
+
+export const chatMessageSchema = z.object({
+  role: z.enum(["system", "user", "assistant"]),
+  content: z.string(),
+});
+export type ChatMessage = z.infer<typeof chatMessageSchema>;

@@ -1,0 +1,318 @@
+import { randomUUID } from "node:crypto";
+import type { Job } from "bullmq";
+import { isCluster, type RedisClient } from "../redis/connection.js";
+import { AppError } from "../errors.js";
+import { JobLiveness, type FollowedJob } from "./job-liveness.js";
+import { type LogMeta, RequestLogs } from "./request-logs.js";
+import { QueueLanes, type Chosen, type StreamedJob } from "./queue-lanes.js";
+import { callRedis } from "../redis/redis-call.js";
+import type { InferenceClientOptions } from "./inference-client-options.js";
+import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
+import type { ProducerQueues } from "../jobs/producer-queues.js";
+import type { ReplyHub } from "./reply-hub.js";
+import { ORPHAN_GRACE_MS, publishCancel, routeKey, type SequencedEvent } from "./stream.js";
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo" | "logTtlMs">;
+/** An image request; `requestId` is the caller's, since its uploaded images are already stored under it. */
+export type ImageRequestPayload = Omit<ImagePayload, "replyTo" | "logTtlMs">;
+
+/** How a job queues: its priority, and who is told once it is in its queue. */
+export interface Queueing {
+  /**
+   * Its place among the queue's waiting jobs (BullMQ priority: lower runs first, equal ones in
+   * order of arrival). Fair scheduling gives each account's request the number of requests that
+   * account already has in flight, so a flooding account's requests wait behind others' (docs/security.md).
+   */
+  priority?: number;
+  /** Called once the job is queued, or queueing it failed (the API's intake gate is left then). */
+  onQueued?: () => void;
+}
+
+export interface RunOptions extends Queueing {
+  /** The request's ID (what the API returns as `x-request-id`); a new one when absent. */
+  requestId?: string;
+  /**
+   * Keep the events so that `accountId` can resume the request on any API process; `view` is
+   * whatever the resuming route needs to render them as the first response did.
+   */
+  resumable?: { accountId: string; view: unknown };
+}
+
+/** A request being resumed: the `view` it was started with, and all its events, from the first. */
+export interface ResumedStream {
+  view: unknown;
+  events: AsyncGenerator<SequencedEvent, void, undefined>;
+}
+
+/** How one request is being followed: its queue and inbox, and whether a client may resume it. */
+interface Following extends FollowedJob {
+  resumable: boolean;
+  /** For the observer: the model's name, the job's kind and its model's (shared) queue; absent when resumed (already counted). */
+  observed?: { model: string; kind: string; queue: string };
+}
+
+/**
+ * The producer side of inference: enqueue a job, then yield its events from the
+ * reply hub until `done` or `error`. A request no worker takes within the queue
+ * timeout is withdrawn and fails with 503; an aborted request is withdrawn if
+ * still queued and cancelled if running (a resumable one only once nobody has
+ * resumed it within ORPHAN_GRACE_MS).
+ */
+export class InferenceClient {
+  /** Whether the jobs of the requests this process follows are still going. */
+  private readonly liveness: JobLiveness;
+  /** Which queue each job waits in, and its moves to the shared queue. */
+  private readonly lanes: QueueLanes;
+  /** Resumable requests' event logs. */
+  private readonly logs: RequestLogs;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly queues: ProducerQueues,
+    private readonly hub: ReplyHub,
+    private readonly options: InferenceClientOptions,
+  ) {
+    this.liveness = new JobLiveness(redis, options);
+    this.lanes = new QueueLanes(redis, queues, options);
+    this.logs = new RequestLogs(redis, options);
+  }
+
+  run(
+    request: InferenceRequest,
+    signal: AbortSignal,
+    options: RunOptions = {},
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
+    const requestId = options.requestId ?? randomUUID();
+    const payload = { ...request, requestId, replyTo: this.hub.channel };
+    return this.stream("inference", payload, signal, options.resumable, options);
+  }
+
+  /** An image job on its model's queue: `progress` events, then `done` with the images' keys. */
+  runImage(
+    request: ImageRequestPayload,
+    signal: AbortSignal,
+    queueing: Queueing = {},
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
+    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined, queueing);
+  }
+
+  /**
+   * Resumes a resumable request started on any API process: its events so far from the log,
+   * then the live rest (this process takes the request's route first, so nothing falls
+   * between the two). Not found when the log is gone (expired) or is another account's.
+   */
+  async resume(requestId: string, accountId: string, signal: AbortSignal): Promise<ResumedStream> {
+    const meta = await this.redisCall(() => this.logs.meta(requestId));
+    if (!meta || meta.accountId !== accountId) {
+      throw new AppError(
+        "not_found",
+        `There is no stream ${requestId} to resume: its events are kept ${this.options.streamRetentionMs / 1000} s after the last one.`,
+        { param: "request_id" },
+      );
+    }
+    const inbox = this.hub.inbox(requestId);
+    try {
+      const route = routeKey(this.options.prefix, requestId);
+      await this.redisCall(() => this.redis.set(route, this.hub.channel, "PX", this.options.streamRetentionMs));
+      inbox.prepend(await this.redisCall(() => this.logs.events(requestId)));
+    } catch (error) {
+      inbox.close();
+      throw error;
+    }
+    const following = { requestId, queue: this.queues.get(meta.queue), inbox, resumable: true };
+    return { view: meta.view, events: this.follow(following, signal) };
+  }
+
+  private async *stream(
+    name: StreamedJob,
+    payload: InferencePayload | ImagePayload,
+    signal: AbortSignal,
+    resumable: RunOptions["resumable"],
+    { priority, onQueued }: Queueing,
+  ): AsyncGenerator<SequencedEvent, void, undefined> {
+    const { requestId } = payload;
+    const shared = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
+    const inbox = this.hub.inbox(requestId);
+    let job: Job;
+    let chosen: Chosen;
+    try {
+      chosen = await this.lanes.choose(name, payload, shared, priority);
+      // The log's meta entry must be in place before a worker can take the job and append to
+      // it. On one Redis connection commands run in the order they are sent, so the log's start
+      // and the add go out together (one round trip, not two); a Redis Cluster may hold the two
+      // on different nodes, so there the log is started first.
+      let logging: Promise<void> | undefined;
+      if (resumable) {
+        const meta: LogMeta = { accountId: resumable.accountId, queue: chosen.queue.name, view: resumable.view };
+        logging = this.redisCall(() => this.logs.start(requestId, meta));
+        if (isCluster(this.redis)) await logging;
+      }
+      const logTtlMs = resumable ? this.options.streamRetentionMs : 0;
+      const express = chosen.lane === "express" ? { express: true as const } : {};
+      const adding = this.lanes.add(chosen, shared, name, { ...payload, ...express, logTtlMs }, priority);
+      const [logged, added] = await Promise.allSettled([logging, adding]);
+      if (added.status === "rejected") throw added.reason;
+      job = added.value;
+      if (logged.status === "rejected") {
+        // Not resumable as promised: the job is taken back (one a worker has already taken runs, unheard).
+        await chosen.queue.remove(job.id!).catch(() => 0);
+        throw logged.reason;
+      }
+    } catch (error) {
+      inbox.close();
+      throw error;
+    } finally {
+      onQueued?.();
+    }
+    const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
+    const observed = { model: payload.model.name, kind, queue: shared.name };
+    const { queue, lane } = chosen;
+    const following: Following = { requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed };
+    const moving =
+      lane === "shared"
+        ? undefined
+        : this.lanes.moveLater(job, queue, shared, lane, {
+            moved: () => {
+              following.queue = shared;
+            },
+            failed: () =>
+              inbox.push({
+                type: "error",
+                error: {
+                  code: "unavailable",
+                  message: "The queue (Redis) is unavailable; please retry shortly.",
+                  param: null,
+                },
+              }),
+          });
+    try {
+      yield* this.follow(following, signal);
+    } finally {
+      clearTimeout(moving);
+    }
+  }
+
+  /**
+   * Yields a request's events until `done` or `error`, each once (by `seq`), and ends it
+   * early when its worker dies, when no worker takes it in time, or when its worker goes
+   * quiet for longer than the event timeouts.
+   */
+  private async *follow(f: Following, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
+    const { inbox } = f;
+    const onAbort = () => inbox.close();
+    signal.addEventListener("abort", onAbort, { once: true });
+    const queuedAt = Date.now();
+    const observer = f.observed ? this.options.observer : undefined;
+    const model = f.observed?.model ?? "";
+    let running = false;
+    const onStarted = () => {
+      if (running) return;
+      running = true;
+      observer?.started(model, f.observed?.queue ?? f.queue.name, Date.now() - queuedAt);
+    };
+    const progress = { events: 0, lastEventAt: Date.now(), onStarted };
+    let finished = false;
+    let failed = false;
+    let lastSeq = 0;
+    let firstTokenAt: number | undefined;
+    let generation: { completionTokens: number; ms: number } | undefined;
+    observer?.waiting(model);
+    // Until the first event, check every queue timeout that a worker has the job.
+    let deadline: NodeJS.Timeout | undefined;
+    const arm = () => {
+      deadline = setTimeout(async () => {
+        if ((await this.liveness.stillPending(f)) && progress.events === 0) arm();
+      }, this.options.queueTimeoutMs);
+    };
+    arm();
+    const stopWatching = this.liveness.watch(f, progress);
+    try {
+      for (;;) {
+        const event = await inbox.next();
+        if (event === undefined) {
+          if (signal.aborted) return;
+          throw new AppError("unavailable", inbox.closedBecause ?? "The server is shutting down; please retry.");
+        }
+        if (event.seq !== undefined) {
+          if (event.seq <= lastSeq) continue; // read from the log and received live: already yielded
+          lastSeq = event.seq;
+        }
+        if (progress.events++ === 0) clearTimeout(deadline);
+        progress.lastEventAt = Date.now();
+        onStarted();
+        if (event.type === "token" && firstTokenAt === undefined) {
+          firstTokenAt = Date.now();
+          observer?.firstToken(model, firstTokenAt - queuedAt);
+        }
+        if (event.type === "done" && firstTokenAt !== undefined) {
+          generation = { completionTokens: event.usage.completionTokens, ms: Date.now() - firstTokenAt };
+        }
+        if (event.type === "error") {
+          failed = true;
+          // The worker's own error ends its job; one of this side's (a timeout) leaves it to withdraw.
+          finished = event.seq !== undefined;
+          throw new AppError(event.error.code, event.error.message, { param: event.error.param });
+        }
+        if (event.type === "done") {
+          finished = true;
+          // Workers end work they cut short with an error event; a "cancelled" choice in a
+          // `done` is still never passed on as complete.
+          if (event.choices.some((c) => c.finishReason === "cancelled")) {
+            throw new AppError("unavailable", "The worker stopped before the answer was complete; please retry.");
+          }
+        }
+        yield event;
+        if (finished) return;
+      }
+    } catch (error) {
+      failed = true;
+      throw error;
+    } finally {
+      const outcome = signal.aborted && !finished ? "cancelled" : failed || !finished ? "failed" : "completed";
+      observer?.ended(model, f.observed?.kind ?? "", outcome, generation, running);
+      clearTimeout(deadline);
+      stopWatching();
+      signal.removeEventListener("abort", onAbort);
+      inbox.close();
+      if (!finished) {
+        if (f.resumable && signal.aborted) this.releaseLater(f);
+        else await this.withdraw(f);
+      }
+    }
+  }
+
+  /**
+   * The client left a resumable request: a client may resume it (here or on another API
+   * process) within ORPHAN_GRACE_MS; after that, unless one did, it is withdrawn.
+   */
+  private releaseLater(f: Following): void {
+    setTimeout(() => void this.withdraw(f), ORPHAN_GRACE_MS).unref();
+  }
+
+  /**
+   * The caller went away or the stream failed: take the job back or cancel it. A resumable
+   * request that someone now reads (a newer connection here, or another API process holds
+   * its route) is left alone.
+   */
+  private async withdraw(f: Following): Promise<void> {
+    const { requestId, queue } = f;
+    if (f.resumable) {
+      if (this.hub.isOpen(requestId)) return;
+      const route = await this.redis.get(routeKey(this.options.prefix, requestId)).catch(() => null);
+      if (route !== null && route !== this.hub.channel) return;
+    }
+    const removed = await queue.remove(requestId).then(
+      (n) => n === 1,
+      () => false,
+    );
+    // With Redis unreachable the cancel cannot go out either; the request has already ended
+    // for its caller, and the worker stops the job once it finds nobody listening (stream.ts).
+    if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
+  }
+
+  /** Runs a Redis command; a connection that is down or does not answer in time becomes a 503. */
+  private redisCall<T>(fn: () => Promise<T>): Promise<T> {
+    return callRedis(this.redis, this.options.redisTimeoutMs, fn);
+  }
+}

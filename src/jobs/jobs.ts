@@ -8,7 +8,8 @@ import { chatMessageSchema, samplingSchema } from "../domain/generation.js";
 /**
  * The one job registry. Each job kind names its queue, its payload schema and its
  * options; producers (the API) and consumers (workers) import the same entry, and
- * a worker must provide a handler for every kind it consumes (see workers/handlers.ts).
+ * a consumer must provide a handler for every kind it takes (job-handlers.ts; the
+ * workers' in workers/worker.ts, the control worker's in control/control-worker.ts).
  */
 
 /** What a worker needs to know about the model a request names. */

@@ -13,7 +13,7 @@ export interface SseOptions {
 /**
  * Renders server-sent events: `data: {json}` per chunk and a final `data: [DONE]`. The last
  * chunk of each worker event carries the event's `seq` as its SSE `id:`, so a client that
- * lost the connection resumes after it (routes/streams.ts). `toChunks` gives each event's
+ * lost the connection resumes after it (openai/streams.ts). `toChunks` gives each event's
  * chunks already as JSON texts (see completion-chunks.ts: a token's is a template filled in,
  * not a whole object stringified). The response is only created once the first event is in,
  * so an error that happens before any token still gets its proper HTTP status.

@@ -13,7 +13,6 @@ import { ApiMetrics } from "../metrics/api-metrics.js";
 import { inferenceMetrics } from "../metrics/inference-metrics.js";
 import { Administration } from "./services/administration.js";
 import { InferenceClient } from "../requests/inference-client.js";
-import { inferenceClientOptions } from "../requests/inference-client-options.js";
 import { ModelChanges } from "../jobs/model-changes.js";
 import { ReplyHub } from "../requests/reply-hub.js";
 import { createApp } from "./app.js";
@@ -93,9 +92,11 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     ? new AdapterPlacement(redis, queues, { prefix: config.redisPrefix })
     : undefined;
   const inference = new InferenceClient(redis, queues, hub, {
-    ...inferenceClientOptions(config),
-    ...(placement ? { placement: { placer: placement, waitMs: config.placement.waitMs } } : {}),
-    ...(config.express.enabled ? { express: { waitMs: config.express.waitMs } } : {}),
+    ...config,
+    lanes: {
+      ...(placement ? { placement: { placer: placement, waitMs: config.placement.waitMs } } : {}),
+      ...(config.express.enabled ? { express: { waitMs: config.express.waitMs } } : {}),
+    },
     observer: inferenceMetrics(metrics),
   });
   const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });

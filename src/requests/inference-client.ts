@@ -113,7 +113,7 @@ export class InferenceClient {
     }
     const inbox = this.hub.inbox(requestId);
     try {
-      const route = routeKey(this.options.prefix, requestId);
+      const route = routeKey(this.options.redisPrefix, requestId);
       await this.redisCall(() => this.redis.set(route, this.hub.channel, "PX", this.options.streamRetentionMs));
       inbox.prepend(await this.redisCall(() => this.logs.events(requestId)));
     } catch (error) {
@@ -299,7 +299,7 @@ export class InferenceClient {
     const { requestId, queue } = f;
     if (f.resumable) {
       if (this.hub.isOpen(requestId)) return;
-      const route = await this.redis.get(routeKey(this.options.prefix, requestId)).catch(() => null);
+      const route = await this.redis.get(routeKey(this.options.redisPrefix, requestId)).catch(() => null);
       if (route !== null && route !== this.hub.channel) return;
     }
     const removed = await queue.remove(requestId).then(
@@ -308,11 +308,11 @@ export class InferenceClient {
     );
     // With Redis unreachable the cancel cannot go out either; the request has already ended
     // for its caller, and the worker stops the job once it finds nobody listening (stream.ts).
-    if (!removed) await publishCancel(this.redis, this.options.prefix, requestId).catch(() => {});
+    if (!removed) await publishCancel(this.redis, this.options.redisPrefix, requestId).catch(() => {});
   }
 
   /** Runs a Redis command; a connection that is down or does not answer in time becomes a 503. */
   private redisCall<T>(fn: () => Promise<T>): Promise<T> {
-    return callRedis(this.redis, this.options.redisTimeoutMs, fn);
+    return callRedis(this.redis, this.options.redisCommandTimeoutMs, fn);
   }
 }

@@ -1,3 +1,4 @@
+import type { Config } from "../config.js";
 import type { Queue } from "bullmq";
 import type { RedisClient } from "../redis/connection.js";
 import { LeaseChecks } from "./lease-checks.js";
@@ -18,12 +19,10 @@ export interface JobProgress {
   onStarted(): void;
 }
 
-export interface JobLivenessOptions {
-  prefix: string;
-  queueTimeoutMs: number;
-  firstTokenTimeoutMs: number;
-  interTokenTimeoutMs: number;
-}
+export type JobLivenessOptions = Pick<
+  Config,
+  "redisPrefix" | "queueTimeoutMs" | "firstTokenTimeoutMs" | "interTokenTimeoutMs"
+>;
 
 const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
 
@@ -100,7 +99,7 @@ export class JobLiveness {
    */
   watch(f: FollowedJob, progress: JobProgress): () => void {
     const { requestId, inbox } = f;
-    const lease = leaseKey(this.options.prefix, requestId);
+    const lease = leaseKey(this.options.redisPrefix, requestId);
     let leaseSeenAt: number | undefined;
     let lockedSince: number | undefined;
     let missing = 0;

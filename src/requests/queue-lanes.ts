@@ -1,3 +1,4 @@
+import type { Config } from "../config.js";
 import type { Job, Queue } from "bullmq";
 import type { RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
@@ -11,14 +12,21 @@ export type StreamedJob = "inference" | "image";
 /** Where a job waits: its model's shared queue, a worker's own (placement), or the express lane. */
 export type Lane = "shared" | "placed" | "express";
 
-export interface QueueLanesOptions {
-  maxQueueDepth: number;
-  /** The longest wait for Redis to answer a command. */
-  redisTimeoutMs: number;
+/** The lanes besides the shared queue, each off when absent. */
+export interface LaneChoices {
   /** Adapter-aware placement, and the longest a placed job waits for its worker before it moves to the shared queue. */
   placement?: { placer: AdapterPlacement; waitMs: number };
-  /** The express lane, and the longest a job waits there before it moves to the shared queue. */
+  /**
+   * Fair scheduling's express lane (docs/security.md): a base model's request from an account
+   * with nothing else in flight (priority 1) goes to the model's express queue when the shared
+   * queue has a backlog. Not started within `waitMs`, it moves to the shared queue (where its
+   * priority still puts it first).
+   */
   express?: { waitMs: number };
+}
+
+export interface QueueLanesOptions extends Pick<Config, "maxQueueDepth" | "redisCommandTimeoutMs"> {
+  lanes?: LaneChoices;
   observer?: {
     placed?(baseModelId: string, reason: PlacementReason): void;
     moved?(baseModelId: string): void;
@@ -57,7 +65,8 @@ export class QueueLanes {
     if (name !== "inference") return { queue: shared, lane: "shared" };
     const { baseModelId } = payload.model;
     const adapterKey = payload.model.adapter?.key;
-    const { placement, express, observer } = this.options;
+    const { placement, express } = this.options.lanes ?? {};
+    const { observer } = this.options;
     if (adapterKey !== undefined) {
       if (!placement) return { queue: shared, lane: "shared" };
       // Placement that cannot read Redis leaves the request to the shared queue (whose add then tells).
@@ -135,7 +144,8 @@ export class QueueLanes {
     lane: "placed" | "express",
     on: { moved(): void; failed(): void },
   ): NodeJS.Timeout {
-    const waitMs = (lane === "placed" ? this.options.placement?.waitMs : this.options.express?.waitMs) ?? 0;
+    const waitMs =
+      (lane === "placed" ? this.options.lanes?.placement?.waitMs : this.options.lanes?.express?.waitMs) ?? 0;
     return setTimeout(async () => {
       const removed = await from.remove(job.id!).then(
         (n) => n === 1,
@@ -155,7 +165,7 @@ export class QueueLanes {
   }
 
   private redisCall<T>(fn: () => Promise<T>): Promise<T> {
-    return callRedis(this.redis, this.options.redisTimeoutMs, fn);
+    return callRedis(this.redis, this.options.redisCommandTimeoutMs, fn);
   }
 }
 

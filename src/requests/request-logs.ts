@@ -1,3 +1,4 @@
+import type { Config } from "../config.js";
 import type { RedisClient } from "../redis/connection.js";
 import { decodeMessage, eventLogKey, LOG_META_ID, logEntryId, type SequencedEvent } from "./stream.js";
 
@@ -16,11 +17,11 @@ export interface LogMeta {
 export class RequestLogs {
   constructor(
     private readonly redis: RedisClient,
-    private readonly options: { prefix: string; streamRetentionMs: number },
+    private readonly options: Pick<Config, "redisPrefix" | "streamRetentionMs">,
   ) {}
 
   async start(requestId: string, meta: LogMeta): Promise<void> {
-    const log = eventLogKey(this.options.prefix, requestId);
+    const log = eventLogKey(this.options.redisPrefix, requestId);
     const results = await this.redis
       .multi()
       .xadd(log, LOG_META_ID, "m", JSON.stringify(meta))
@@ -33,13 +34,13 @@ export class RequestLogs {
 
   /** The log's meta entry; undefined once the log is gone (expired) or was never started. */
   async meta(requestId: string): Promise<LogMeta | undefined> {
-    const [entry] = await this.redis.xrange(eventLogKey(this.options.prefix, requestId), LOG_META_ID, LOG_META_ID);
+    const [entry] = await this.redis.xrange(eventLogKey(this.options.redisPrefix, requestId), LOG_META_ID, LOG_META_ID);
     return entry ? (JSON.parse(entry[1][1]!) as LogMeta) : undefined;
   }
 
   /** The events logged so far, in order. */
   async events(requestId: string): Promise<SequencedEvent[]> {
-    const entries = await this.redis.xrange(eventLogKey(this.options.prefix, requestId), logEntryId(1), "+");
+    const entries = await this.redis.xrange(eventLogKey(this.options.redisPrefix, requestId), logEntryId(1), "+");
     return entries.map(([, fields]) => decodeMessage(fields[1]!)).filter((e) => e !== undefined);
   }
 }

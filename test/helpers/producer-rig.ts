@@ -46,13 +46,13 @@ export async function startProducerRig(): Promise<ProducerRig> {
     queues,
     client: (options = {}, observer = {}) =>
       new InferenceClient(producer, queues, hub, {
-        prefix,
+        redisPrefix: prefix,
         queueTimeoutMs: 10_000,
         maxQueueDepth: 100,
         streamRetentionMs: 60_000,
         firstTokenTimeoutMs: 10_000,
         interTokenTimeoutMs: 10_000,
-        redisTimeoutMs: 5_000,
+        redisCommandTimeoutMs: 5_000,
         ...options,
         observer: { waiting() {}, started() {}, firstToken() {}, ended() {}, ...observer },
       }),

@@ -207,7 +207,11 @@ describe("InferenceClient with placement", () => {
     rig = await startProducerRig();
     ({ prefix, raw } = rig);
     client = rig.client(
-      { placement: { placer: new AdapterPlacement(rig.producer, rig.queues, { prefix, viewMs: 0 }), waitMs: 200 } },
+      {
+        lanes: {
+          placement: { placer: new AdapterPlacement(rig.producer, rig.queues, { prefix, viewMs: 0 }), waitMs: 200 },
+        },
+      },
       { placed: (_, reason) => placed.push(reason), moved: (base) => moved.push(base) },
     );
     // The shared queue has a worker; "frozen" has x warm in its heartbeat but takes nothing.

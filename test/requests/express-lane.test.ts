@@ -33,7 +33,7 @@ describe("InferenceClient's express lane", () => {
   beforeAll(async () => {
     rig = await startProducerRig();
     client = rig.client(
-      { express: { waitMs: 200 } },
+      { lanes: { express: { waitMs: 200 } } },
       { expressed: (base) => expressed.push(base), expressMoved: (base) => moved.push(base) },
     );
   });

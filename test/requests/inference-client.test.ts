@@ -34,13 +34,13 @@ describe("InferenceClient queue depth", () => {
     const q = new ProducerQueues(producer, prefix);
     queues.push(q);
     return new InferenceClient(producer, q, hub, {
-      prefix,
+      redisPrefix: prefix,
       queueTimeoutMs: 60_000,
       maxQueueDepth,
       streamRetentionMs: 60_000,
       firstTokenTimeoutMs: 60_000,
       interTokenTimeoutMs: 60_000,
-      redisTimeoutMs: 5_000,
+      redisCommandTimeoutMs: 5_000,
     });
   };
   const started: { abort: AbortController; run: AsyncGenerator; next: Promise<unknown> }[] = [];

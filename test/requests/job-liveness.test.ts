@@ -24,7 +24,7 @@ describe("JobLiveness before the lease", () => {
     redis = createRedis({ redisUrl }, "producer");
     await waitForRedis(redis, 10_000);
     liveness = new JobLiveness(redis, {
-      prefix,
+      redisPrefix: prefix,
       queueTimeoutMs: 60_000,
       firstTokenTimeoutMs: 60_000,
       interTokenTimeoutMs: 60_000,

@@ -13,7 +13,6 @@ import { writeGgufLora } from "../../src/models/formats/gguf-lora.js";
 import { publishAdapterEvent } from "../../src/jobs/adapter-events.js";
 import { createRedis, waitForRedis } from "../../src/redis/connection.js";
 import { InferenceClient, type InferenceRequest } from "../../src/requests/inference-client.js";
-import { inferenceClientOptions } from "../../src/requests/inference-client-options.js";
 import { ProducerQueues } from "../../src/jobs/producer-queues.js";
 import { ReplyHub } from "../../src/requests/reply-hub.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
@@ -145,7 +144,7 @@ describe("multi-LoRA serving with real llama.cpp", () => {
     const hub = await ReplyHub.start(subscriber, config.redisPrefix);
     const queues = new ProducerQueues(producer, config.redisPrefix);
     const client = new InferenceClient(producer, queues, hub, {
-      ...inferenceClientOptions(config),
+      ...config,
       queueTimeoutMs: 20_000,
       maxQueueDepth: 100,
     });

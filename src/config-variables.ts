@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { parseImageModels } from "./images/image-model-config.js";
-import { DEFAULT_TEMPLATE_LIMITS } from "./templates/template-sandbox.js";
+import { parseImageModels } from "./config/image-models.js";
+import { DEFAULT_TEMPLATE_LIMITS } from "./config/template-limits.js";
 import { GPU_CHOICES } from "./domain/gpu.js";
 import { parseProxyTrust } from "./proxy-trust.js";
 

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { z } from "zod";
-import type { ImageModelSpec } from "./images/image-model-config.js";
-import type { TemplateSandboxOptions } from "./templates/template-sandbox.js";
+import type { ImageModelSpec } from "./config/image-models.js";
+import type { TemplateLimits } from "./config/template-limits.js";
 import type { GpuChoice, GpuLayers } from "./domain/gpu.js";
 import type { ProxyTrust } from "./proxy-trust.js";
 import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
@@ -111,7 +111,7 @@ export interface Config {
   /** HEARTH_CLI_TARBALL: the CLI tarball served to `hearth upgrade`; unset, the server packs its own. */
   readonly cliTarball: string | undefined;
   /** The sandbox users' chat templates render in (src/templates). */
-  readonly templates: TemplateSandboxOptions;
+  readonly templates: TemplateLimits;
   readonly logLevel: "debug" | "info" | "warn" | "error";
 }
 

@@ -50,10 +50,13 @@ const graph = importGraph();
 const room = (file: string) => path.relative(SRC, file).split(path.sep).slice(0, -1).join("/");
 const inRoom = (file: string, name: string) => room(file) === name || room(file).startsWith(`${name}/`);
 
+/** A room's files: those under its folder, and the root file of its name (config.ts beside config/). */
+const ofRoom = (file: string, name: string) => inRoom(file, name) || file === path.join(SRC, `${name}.ts`);
+
 /** Everything a room's files load, with the chain that first reached it. */
 function reach(roomName: string): Map<string, string[]> {
   const chains = new Map<string, string[]>();
-  const queue: string[][] = [...graph.keys()].filter((f) => inRoom(f, roomName)).map((f) => [f]);
+  const queue: string[][] = [...graph.keys()].filter((f) => ofRoom(f, roomName)).map((f) => [f]);
   for (const chain of queue) chains.set(chain[0]!, chain);
   while (queue.length > 0) {
     const chain = queue.shift()!;
@@ -78,6 +81,7 @@ const ROOMS = [
   "api",
   "auth",
   "cli",
+  "config",
   "control",
   "db",
   "domain",
@@ -98,6 +102,12 @@ const ROOMS = [
 const allBut = (...allowed: string[]) => ROOMS.filter((r) => !allowed.includes(r));
 
 const rules: { from: string; notRooms: string[]; notPackages: string[] }[] = [
+  // A leaf: the specs, their parsers and defaults; other rooms take their defaults from it.
+  {
+    from: "config",
+    notRooms: allBut("config", "domain", "process"),
+    notPackages: [...CLIENT_PACKAGES, "@huggingface/jinja"],
+  },
   { from: "domain", notRooms: allBut("domain"), notPackages: [] },
   {
     from: "api/contract",

@@ -1,3 +1,4 @@
+import type { TemplateLimits } from "../config/template-limits.js";
 import type { TemplateTurn } from "./template-protocol.js";
 import { TemplateError } from "./template-error.js";
 import { quarantineMessage, templateHash, TemplateQuarantine } from "./template-quarantine.js";
@@ -16,14 +17,8 @@ import { SandboxThread, type RenderedTemplate, type RenderTask } from "./sandbox
  * by this process and, once `quarantine.share` is called, by every other.
  */
 
-export interface TemplateSandboxOptions {
-  /** Threads rendering at once; a slow template holds one of them up to timeoutMs. */
-  threads: number;
-  timeoutMs: number;
-  /** Heap of each thread (V8's old generation), in MB. */
-  memoryMb: number;
-  /** How long a template that went past the time or memory bound is refused; 0: never. */
-  quarantineMs: number;
+/** The operator's bounds (HEARTH_TEMPLATE_*, config/template-limits.ts) and the sandbox's own. */
+export interface TemplateSandboxOptions extends TemplateLimits {
   /** Threads one owner's renders may hold at once; by default all but one (at least one). */
   maxPerOwner?: number;
   /** Most characters a rendered prompt may have. */
@@ -35,14 +30,6 @@ export interface TemplateSandboxOptions {
 export type { RenderedTemplate };
 
 export const DEFAULT_MAX_TEMPLATE_CHARS = 4 * 1024 * 1024;
-
-/** The defaults of HEARTH_TEMPLATE_* (config-variables.ts). */
-export const DEFAULT_TEMPLATE_LIMITS: TemplateSandboxOptions = Object.freeze({
-  threads: 2,
-  timeoutMs: 1000,
-  memoryMb: 64,
-  quarantineMs: 10 * 60_000,
-});
 
 export class TemplateSandbox {
   private readonly threads: SandboxThread[];

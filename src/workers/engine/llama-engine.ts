@@ -17,11 +17,8 @@ import { toChatHistory } from "../../templates/chat-history.js";
 import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
 import { TemplateError } from "../../templates/template-error.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
-import {
-  DEFAULT_TEMPLATE_LIMITS,
-  TemplateSandbox,
-  type TemplateSandboxOptions,
-} from "../../templates/template-sandbox.js";
+import { DEFAULT_TEMPLATE_LIMITS } from "../../config/template-limits.js";
+import { TemplateSandbox, type TemplateSandboxOptions } from "../../templates/template-sandbox.js";
 import type { ChatMessage } from "../../domain/generation.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
-import { parseImageModels } from "../../src/images/image-model-config.js";
+import { parseImageModels } from "../../src/config/image-models.js";
 
 describe("HEARTH_IMAGE_MODELS", () => {
   it("serves hearth-sketch by default, and what the operator names otherwise", () => {

@@ -1,4 +1,6 @@
-// Prints the table of environment variables that the README carries.
-import { configTable } from "../src/config-table.js";
+// Prints the tables of environment variables, one per tier: docs/configuration.md carries each
+// under its heading, and the README the first ("Start here").
+import { configTable } from "../src/config/table.js";
+import { tiers } from "../src/config/variables.js";
 
-console.log(configTable());
+for (const tier of tiers) console.log(`## ${tier.title}\n\n${configTable(tier.variables)}\n`);

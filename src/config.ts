@@ -1,18 +1,19 @@
 import path from "node:path";
 import type { z } from "zod";
-import type { ImageModelSpec } from "./config/image-models.js";
-import type { TemplateLimits } from "./config/template-limits.js";
 import type { GpuChoice, GpuLayers } from "./domain/gpu.js";
 import type { ProxyTrust } from "./proxy-trust.js";
-import { variables, type StorageLocation, type VariableSpec } from "./config-variables.js";
+import type { ImageModelSpec } from "./config/image-models.js";
+import type { VariableSpec } from "./config/spec.js";
+import type { StorageLocation } from "./config/storage-url.js";
+import type { TemplateLimits } from "./config/template-limits.js";
+import { variables } from "./config/variables.js";
 import { usableCores } from "./process/usable-cores.js";
-
-export { STORAGE_SCHEMES, type StorageLocation, type VariableSpec, variables } from "./config-variables.js";
 
 /**
  * Hearth's configuration: the only module that reads the environment. Each variable is
- * declared once, with its default and its description, in config-variables.ts; this reads
- * them all, reports every bad one at once, and freezes the result.
+ * declared once, with its default and its one-line description, in its tier's file under
+ * config/ (docs/configuration.md explains them); this reads them all, reports every bad
+ * one at once, and freezes the result.
  */
 
 type Variables = typeof variables;

@@ -1,8 +1,9 @@
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { configTable } from "../src/config-table.js";
 import { ConfigError, loadConfig } from "../src/config.js";
+import { configTable } from "../src/config/table.js";
+import { tiers, variables } from "../src/config/variables.js";
 
 describe("config", () => {
   it("has documented defaults", () => {
@@ -70,9 +71,21 @@ describe("config", () => {
       expect(() => loadConfig({ HEARTH_STORAGE_URL: bad }), bad).toThrow(/file:\/\/\/abs\/path/);
     }
   });
-  it("documents every variable in the README table", async () => {
+  it("documents every variable: the essentials in the README, every tier in docs/configuration.md", async () => {
     const { readFile } = await import("node:fs/promises");
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
-    expect(readme).toContain(configTable());
+    const reference = await readFile(new URL("../docs/configuration.md", import.meta.url), "utf8");
+    expect(readme).toContain(configTable(tiers[0].variables));
+    for (const tier of tiers)
+      expect(reference, tier.title).toContain(`## ${tier.title}\n\n${configTable(tier.variables)}`);
+  });
+  it("puts each variable in one tier, with a one-line description", () => {
+    const named = tiers.flatMap((t) => Object.keys(t.variables));
+    expect(new Set(named).size).toBe(named.length);
+    expect(named.length).toBe(Object.keys(variables).length);
+    for (const [name, spec] of Object.entries(variables)) {
+      expect(spec.description.length, name).toBeLessThanOrEqual(120);
+      expect(spec.description, name).not.toContain("\n");
+    }
   });
 });

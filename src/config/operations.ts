@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { bool, optionalString } from "./schemas.js";
+import type { VariableSpec } from "./spec.js";
+
+/** The rest of running Hearth: logs, the demo models, the CLI offered for `hearth upgrade`. */
+export const operations = {
+  HEARTH_LOG_LEVEL: {
+    schema: z.enum(["debug", "info", "warn", "error"]),
+    default: "info",
+    description: "Least severe log level printed.",
+  },
+  HEARTH_BUILD_DEMO_MODELS: {
+    schema: bool,
+    default: "true",
+    description: "Build the demo models (hearth-tiny and its example LoRA) into the model directory when absent.",
+  },
+  HEARTH_CLI_TARBALL: {
+    schema: optionalString,
+    description:
+      "The `hearth` CLI tarball offered to `hearth upgrade`. Unset: the server packs its own on first request.",
+  },
+} satisfies Record<string, VariableSpec>;

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { GPU_CHOICES } from "../domain/gpu.js";
+import { int } from "./schemas.js";
+import type { VariableSpec } from "./spec.js";
+
+/**
+ * What one worker runs at once, per base model: its contexts and their sequences (each
+ * reserves HEARTH_CONTEXT_SIZE tokens of KV cache), the jobs it takes, its threads and GPU.
+ */
+export const workerCapacity = {
+  HEARTH_CONTEXTS_PER_MODEL: {
+    schema: int(1, 16),
+    default: "1",
+    description: "llama.cpp contexts per loaded base model; requests go to the least busy one.",
+  },
+  HEARTH_SEQUENCES_PER_CONTEXT: {
+    schema: int(1, 64),
+    default: "4",
+    description: "Requests one base-model context evaluates together in a batch.",
+  },
+  HEARTH_ADAPTER_CONTEXTS: {
+    schema: int(1, 16),
+    default: "4",
+    description: "Contexts the LoRA adapters of a loaded model share, made on the first adapter's request.",
+  },
+  HEARTH_ADAPTER_SEQUENCES: {
+    schema: int(1, 64),
+    default: "2",
+    description: "Sequences of each adapter context (each batch holds one adapter's requests).",
+  },
+  HEARTH_EXPRESS_SEQUENCES: {
+    schema: int(0, 16),
+    default: "1",
+    description:
+      "Sequences of each base model's express context, for accounts with nothing else in flight. 0: no express lane.",
+  },
+  HEARTH_WORKER_CONCURRENCY: {
+    schema: int(1, 64),
+    default: "4",
+    description: "Jobs a worker takes at once from each queue of a model.",
+  },
+  HEARTH_CONTEXT_SIZE: {
+    schema: int(64, 1_048_576),
+    default: "2048",
+    description: "Tokens of context per sequence, capped at the model's own context length.",
+  },
+  HEARTH_WORKER_THREADS: {
+    schema: int(0, 256),
+    default: "0",
+    description: "CPU threads per context; 0: one fewer than the cores this process may use (at least 1).",
+  },
+  HEARTH_WORKER_MAX_ADAPTERS: {
+    schema: int(1, 1024),
+    default: "8",
+    description: "LoRA adapters a worker keeps loaded per base model; the least recently used is freed first.",
+  },
+  HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: {
+    schema: int(1, 100_000),
+    default: "64",
+    description: "Adapter loads after which a worker re-creates its base model object (bounds native memory).",
+  },
+  HEARTH_GPU: {
+    schema: z.enum(GPU_CHOICES, { message: `one of ${GPU_CHOICES.join(", ")}` }),
+    default: "auto",
+    description: "The llama.cpp backend workers load: auto, cuda, vulkan, metal, or off (the CPU).",
+  },
+  HEARTH_GPU_LAYERS: {
+    schema: z.union([z.enum(["auto", "max"]), z.coerce.number().int().min(0).max(10_000)], {
+      message: "auto, max, or a number of layers",
+    }),
+    default: "auto",
+    description: "Layers of each model put on the GPU: auto (as many as fit its memory), max (all), or a number.",
+  },
+} satisfies Record<string, VariableSpec>;

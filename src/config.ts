@@ -2,18 +2,20 @@ import path from "node:path";
 import type { z } from "zod";
 import type { GpuChoice, GpuLayers } from "./domain/gpu.js";
 import type { ProxyTrust } from "./proxy-trust.js";
+import { contradictions } from "./config/contradictions.js";
 import type { ImageModelSpec } from "./config/image-models.js";
 import type { VariableSpec } from "./config/spec.js";
 import type { StorageLocation } from "./config/storage-url.js";
 import type { TemplateLimits } from "./config/template-limits.js";
 import { variables } from "./config/variables.js";
+import { derivedConcurrency } from "./config/worker-capacity.js";
 import { usableCores } from "./process/usable-cores.js";
 
 /**
  * Hearth's configuration: the only module that reads the environment. Each variable is
  * declared once, with its default and its one-line description, in its tier's file under
- * config/ (docs/configuration.md explains them); this reads them all, reports every bad
- * one at once, and freezes the result.
+ * config/ (docs/configuration.md explains them); this reads them all, derives what is left
+ * unset, reports every bad value and every contradiction at once, and freezes the result.
  */
 
 type Variables = typeof variables;
@@ -135,6 +137,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const r = raw as Raw;
+  const capacity = {
+    contextsPerModel: r.HEARTH_CONTEXTS_PER_MODEL,
+    sequencesPerContext: r.HEARTH_SEQUENCES_PER_CONTEXT,
+    adapterContexts: r.HEARTH_ADAPTER_CONTEXTS,
+    adapterSequences: r.HEARTH_ADAPTER_SEQUENCES,
+  };
+  const contradicted = contradictions(
+    {
+      ...capacity,
+      concurrency: r.HEARTH_WORKER_CONCURRENCY,
+      maxAdapters: r.HEARTH_WORKER_MAX_ADAPTERS,
+      adapterLoadsPerModel: r.HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL,
+      expressSequences: r.HEARTH_EXPRESS_SEQUENCES,
+      placement: r.HEARTH_PLACEMENT,
+    },
+    (name) => (env[name]?.trim() ?? "") !== "",
+  );
+  if (contradicted.length > 0) throw new ConfigError(contradicted);
   const dataDir = path.resolve(r.HEARTH_DATA_DIR);
   const serve = r.HEARTH_SERVE_MODELS?.split(",")
     .map((s) => s.trim())
@@ -160,7 +180,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     buildDemoModels: r.HEARTH_BUILD_DEMO_MODELS,
     adminKey: r.HEARTH_ADMIN_KEY,
     worker: {
-      concurrency: r.HEARTH_WORKER_CONCURRENCY,
+      concurrency: r.HEARTH_WORKER_CONCURRENCY ?? derivedConcurrency(capacity),
       sequencesPerContext: r.HEARTH_SEQUENCES_PER_CONTEXT,
       adapterSequences: r.HEARTH_ADAPTER_SEQUENCES,
       adapterContexts: r.HEARTH_ADAPTER_CONTEXTS,

@@ -88,4 +88,67 @@ describe("config", () => {
       expect(spec.description, name).not.toContain("\n");
     }
   });
+  it("derives the worker's concurrency from its sequences when it is not set", () => {
+    expect(loadConfig({}).worker.concurrency).toBe(4);
+    expect(loadConfig({ HEARTH_SEQUENCES_PER_CONTEXT: "8", HEARTH_CONTEXTS_PER_MODEL: "2" }).worker.concurrency).toBe(
+      16,
+    );
+    // Adapters come from the shared queue and the worker's own, each at this concurrency.
+    expect(loadConfig({ HEARTH_SEQUENCES_PER_CONTEXT: "2" }).worker.concurrency).toBe(4);
+    expect(loadConfig({ HEARTH_SEQUENCES_PER_CONTEXT: "1", HEARTH_ADAPTER_SEQUENCES: "5" }).worker.concurrency).toBe(
+      10,
+    );
+    expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "6" }).worker.concurrency).toBe(6);
+    expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "" }).worker.concurrency).toBe(4);
+  });
+  describe("refuses contradictory settings, naming both", () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as ConfigError).problems;
+      }
+      return expect.unreachable();
+    };
+    it("a concurrency below the base model's sequences", () => {
+      const [problem, ...rest] = refused({ HEARTH_WORKER_CONCURRENCY: "2", HEARTH_SEQUENCES_PER_CONTEXT: "4" });
+      expect(rest).toEqual([]);
+      expect(problem).toMatch(
+        /HEARTH_WORKER_CONCURRENCY=2.*HEARTH_CONTEXTS_PER_MODEL × HEARTH_SEQUENCES_PER_CONTEXT \(1 × 4\)/,
+      );
+      expect(refused({ HEARTH_WORKER_CONCURRENCY: "4", HEARTH_CONTEXTS_PER_MODEL: "2" })[0]).toContain("(2 × 4)");
+      expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "4", HEARTH_SEQUENCES_PER_CONTEXT: "4" }).worker.concurrency).toBe(
+        4,
+      );
+    });
+    it("more adapters kept loaded than a model object loads before it is re-created", () => {
+      const problems = refused({ HEARTH_WORKER_MAX_ADAPTERS: "9", HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: "8" });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/HEARTH_WORKER_MAX_ADAPTERS=9 is above HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL=8/);
+      expect(() =>
+        loadConfig({ HEARTH_WORKER_MAX_ADAPTERS: "8", HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: "8" }),
+      ).not.toThrow();
+    });
+    it("an express wait with the express lane off", () => {
+      const problems = refused({ HEARTH_EXPRESS_SEQUENCES: "0", HEARTH_EXPRESS_WAIT_MS: "100" });
+      expect(problems).toEqual([expect.stringMatching(/HEARTH_EXPRESS_WAIT_MS.*HEARTH_EXPRESS_SEQUENCES=0/)]);
+      expect(loadConfig({ HEARTH_EXPRESS_SEQUENCES: "0" }).express.enabled).toBe(false);
+      expect(loadConfig({ HEARTH_EXPRESS_SEQUENCES: "0", HEARTH_EXPRESS_WAIT_MS: "" }).express.enabled).toBe(false);
+    });
+    it("a placement wait with placement off", () => {
+      const problems = refused({ HEARTH_PLACEMENT: "false", HEARTH_PLACEMENT_WAIT_MS: "100" });
+      expect(problems).toEqual([expect.stringMatching(/HEARTH_PLACEMENT_WAIT_MS.*HEARTH_PLACEMENT=false/)]);
+      expect(loadConfig({ HEARTH_PLACEMENT: "false" }).placement.enabled).toBe(false);
+    });
+    it("every contradiction at once", () => {
+      const problems = refused({
+        HEARTH_WORKER_CONCURRENCY: "1",
+        HEARTH_WORKER_MAX_ADAPTERS: "100",
+        HEARTH_PLACEMENT: "false",
+        HEARTH_PLACEMENT_WAIT_MS: "1",
+      });
+      expect(problems).toHaveLength(3);
+    });
+  });
 });

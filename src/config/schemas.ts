@@ -14,6 +14,10 @@ export const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v));
 
+/** A whole number when set; unset (or blank), a value config.ts derives from other variables. */
+export const optionalInt = (min: number, max: number) =>
+  optionalString.pipe(z.coerce.number<string>().int().min(min).max(max).optional());
+
 /** A schema from a parser that returns its value or `{ problem }`, the problem becoming the variable's error. */
 export function parsedBy<T extends object>(parse: (text: string) => T | { problem: string }) {
   return z.string().transform((text, ctx) => {

@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { GPU_CHOICES } from "../domain/gpu.js";
-import { int } from "./schemas.js";
+import { int, optionalInt } from "./schemas.js";
 import type { VariableSpec } from "./spec.js";
 
 /**
  * What one worker runs at once, per base model: its contexts and their sequences (each
  * reserves HEARTH_CONTEXT_SIZE tokens of KV cache), the jobs it takes, its threads and GPU.
+ * config.ts derives HEARTH_WORKER_CONCURRENCY when unset and refuses contradictory settings
+ * (config/contradictions.ts).
  */
 export const workerCapacity = {
   HEARTH_CONTEXTS_PER_MODEL: {
@@ -35,9 +37,8 @@ export const workerCapacity = {
       "Sequences of each base model's express context, for accounts with nothing else in flight. 0: no express lane.",
   },
   HEARTH_WORKER_CONCURRENCY: {
-    schema: int(1, 64),
-    default: "4",
-    description: "Jobs a worker takes at once from each queue of a model.",
+    schema: optionalInt(1, 64),
+    description: "Jobs a worker takes at once from each queue of a model. Unset: enough to fill the sequences above.",
   },
   HEARTH_CONTEXT_SIZE: {
     schema: int(64, 1_048_576),
@@ -72,3 +73,17 @@ export const workerCapacity = {
     description: "Layers of each model put on the GPU: auto (as many as fit its memory), max (all), or a number.",
   },
 } satisfies Record<string, VariableSpec>;
+
+/**
+ * HEARTH_WORKER_CONCURRENCY when unset: jobs enough to fill the base model's sequences from
+ * its shared queue, and the adapters' from the shared queue and the worker's own (where
+ * placement sends the adapters it has loaded), each taken at this concurrency.
+ */
+export function derivedConcurrency(s: {
+  contextsPerModel: number;
+  sequencesPerContext: number;
+  adapterContexts: number;
+  adapterSequences: number;
+}): number {
+  return Math.max(s.contextsPerModel * s.sequencesPerContext, Math.ceil((s.adapterContexts * s.adapterSequences) / 2));
+}

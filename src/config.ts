@@ -46,6 +46,7 @@ export interface Config {
   readonly buildDemoModels: boolean;
   readonly adminKey: string | undefined;
   readonly worker: {
+    /** Jobs taken at once per queue: HEARTH_WORKER_CONCURRENCY, else derived (config/worker-capacity.ts). */
     readonly concurrency: number;
     readonly sequencesPerContext: number;
     readonly adapterSequences: number;

@@ -136,7 +136,7 @@ const rules: { from: string; notRooms: string[]; notPackages: string[] }[] = [
     notPackages: [],
   },
   // Redis plumbing: connections, timeouts, locks, key sweeps; nothing of what they carry.
-  { from: "redis", notRooms: allBut("redis", "domain", "process"), notPackages: ["bullmq", "drizzle-orm"] },
+  { from: "redis", notRooms: allBut("redis", "config", "domain", "process"), notPackages: ["bullmq", "drizzle-orm"] },
   // The job registry and the fleet's coordination: no request path, no HTTP, no engine.
   {
     from: "jobs",

@@ -11,13 +11,13 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
-import { renderProfiles, summarizeProfiles } from "../src/bench/cpu-profile.js";
-import { createProgress, silentProgress } from "../src/bench/progress.js";
-import { renderReport } from "../src/bench/report-table.js";
-import { writeResults } from "../src/bench/results-file.js";
-import { runBench } from "../src/bench/run-bench.js";
-import { SCENARIO_IDS, type ScenarioId } from "../src/bench/scenario.js";
-import { fullSizes, quickSizes } from "../src/bench/sizes.js";
+import { renderProfiles, summarizeProfiles } from "../bench/src/cpu-profile.js";
+import { createProgress, silentProgress } from "../bench/src/progress.js";
+import { renderReport } from "../bench/src/report-table.js";
+import { writeResults } from "../bench/src/results-file.js";
+import { runBench } from "../bench/src/run-bench.js";
+import { SCENARIO_IDS, type ScenarioId } from "../bench/src/scenario.js";
+import { fullSizes, quickSizes } from "../bench/src/sizes.js";
 
 const usage = `usage: npm run bench -- [options]
   --quick                 fewer repetitions (under 3 minutes on 2 cores); default: the full run

@@ -221,6 +221,19 @@ function cycles(): string[][] {
 }
 
 describe("imports between rooms", () => {
+  // The bench (bench/src/), the test helpers and the scripts are tools around the product:
+  // they import src/, never the other way round.
+  it("src/ imports nothing outside src/", () => {
+    const outside: string[] = [];
+    for (const [file, { files }] of graph) {
+      for (const target of files) {
+        if (path.relative(SRC, target).startsWith(".."))
+          outside.push(`${show([file])} → ${path.relative(SRC, target)}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
   it("reads the graph", () => {
     expect(graph.size).toBeGreaterThan(100);
     // The scanner sees the CLI's own imports, so an empty reach is not a pass by accident.

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../bench/src/child-process.js";
 import { contractRoutes } from "../../src/api/contract/document.js";
 import { issueApiKey } from "../../src/auth/api-keys.js";
 import { API_KEY_SCOPES, type ApiKeyScope } from "../../src/domain/vocabulary.js";

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const childProcessModule = path.resolve("src/bench/child-process.ts");
+const childProcessModule = path.resolve("bench/src/child-process.ts");
 
 const alive = (pid: number) => {
   try {

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { parseMonitorLine, RedisMonitor, type MonitoredCommand } from "../../src/bench/redis-monitor.js";
+import { parseMonitorLine, RedisMonitor, type MonitoredCommand } from "../../bench/src/redis-monitor.js";
 
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { HearthChild } from "../../src/bench/child-process.js";
-import { freePort } from "../../src/process/free-port.js";
+import { HearthChild } from "../../bench/src/child-process.js";
+import { freePort } from "../../bench/src/free-port.js";
 import { eventually } from "./eventually.js";
 import type { TestHearth } from "./hearth.js";
 import { testModelDir } from "./test-models.js";

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
-import { freePort } from "../../src/process/free-port.js";
+import { freePort } from "../../bench/src/free-port.js";
 import { eventually } from "./eventually.js";
 import { deleteRedisKeys } from "./redis.js";
 import { S3_CREDENTIALS, type S3Server } from "./s3-server.js";

@@ -1,6 +1,6 @@
 import net from "node:net";
 
-export { freePort } from "../../src/process/free-port.js";
+export { freePort } from "../../bench/src/free-port.js";
 
 /** Resolves once something accepts connections on the port. */
 export async function waitForPort(port: number, timeoutMs = 5_000) {

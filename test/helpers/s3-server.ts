@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
-import { freePort } from "../../src/process/free-port.js";
+import { freePort } from "../../bench/src/free-port.js";
 
 /** s3rver's fixed credentials (it checks the signatures made with them). */
 export const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { HearthChild } from "../../src/bench/child-process.js";
+import { HearthChild } from "../../bench/src/child-process.js";
 import type { TestHearth } from "./hearth.js";
 import { testModelDir } from "./test-models.js";
 

@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../bench/src/child-process.js";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/redis/connection.js";
 import { InFlightRequests } from "../../src/limits/in-flight.js";
 import { spawnApi } from "../helpers/api-process.js";

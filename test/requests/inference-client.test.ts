@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { RedisMonitor } from "../../src/bench/redis-monitor.js";
+import { RedisMonitor } from "../../bench/src/redis-monitor.js";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/redis/connection.js";
 import { InferenceClient, type InferenceRequest, type RunOptions } from "../../src/requests/inference-client.js";
 import { ProducerQueues } from "../../src/jobs/producer-queues.js";

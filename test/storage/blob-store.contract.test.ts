@@ -9,7 +9,7 @@ import type { BlobStore } from "../../src/storage/blob-store.js";
 import { pathToFileURL } from "node:url";
 import { loadConfig } from "../../src/config.js";
 import { FileBlobStore } from "../../src/storage/file-blob-store.js";
-import { MemoryBlobStore } from "../../src/storage/memory-blob-store.js";
+import { MemoryBlobStore } from "../helpers/memory-blob-store.js";
 import { openBlobStore } from "../../src/storage/open-blob-store.js";
 import { S3BlobStore } from "../../src/storage/s3-blob-store.js";
 import { S3_CREDENTIALS, startS3Server, type S3Server } from "../helpers/s3-server.js";

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../bench/src/child-process.js";
 import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";

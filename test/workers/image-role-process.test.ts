@@ -4,7 +4,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HearthChild } from "../../src/bench/child-process.js";
+import type { HearthChild } from "../../bench/src/child-process.js";
 import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { eventually } from "../helpers/eventually.js";
 import { spawnWorker } from "../helpers/worker-process.js";

@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HearthChild } from "../../../src/bench/child-process.js";
+import type { HearthChild } from "../../../bench/src/child-process.js";
 import type { JobFinished } from "../../../src/workers/streamed-job.js";
 import type { InferenceOutcome } from "../../../src/workers/inference-handler.js";
 import { spawnApi } from "../../helpers/api-process.js";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AppError } from "../../../src/errors.js";
 import { A1111Backend } from "../../../src/images/backends/a1111-backend.js";
 import type { ImageRequest } from "../../../src/images/image-backend.js";
-import { freePort } from "../../../src/process/free-port.js";
+import { freePort } from "../../../bench/src/free-port.js";
 import { FakeA1111 } from "../../helpers/fake-a1111.js";
 
 const request: ImageRequest = {

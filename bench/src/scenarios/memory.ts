@@ -1,6 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { readGgufHeader } from "../../models/formats/gguf-reader.js";
+import { readGgufHeader } from "../../../src/models/formats/gguf-reader.js";
 import { residentBytes } from "../process-stats.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";

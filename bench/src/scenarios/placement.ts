@@ -1,4 +1,4 @@
-import { seededRandom } from "../../images/seeded-random.js";
+import { seededRandom } from "../../../src/images/seeded-random.js";
 import type { StreamTiming } from "../http-client.js";
 import { metricSamples, sumOf } from "../metric-samples.js";
 import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";

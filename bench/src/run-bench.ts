@@ -1,10 +1,10 @@
 import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { createLogger } from "../logger.js";
-import { buildBenchModels, type BenchShape } from "../models/factory/bench-models.js";
-import { buildDemoModels, HEARTH_TINY_ID, HEARTH_TINY_REF } from "../models/factory/demo-models.js";
-import { answers, startLocalRedis } from "../process/local-redis.js";
+import { createLogger } from "../../src/logger.js";
+import { buildBenchModels, type BenchShape } from "../../src/models/factory/bench-models.js";
+import { buildDemoModels, HEARTH_TINY_ID, HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
+import { answers, startLocalRedis } from "../../src/process/local-redis.js";
 import { AdapterDeployments } from "./adapter-deployments.js";
 import { HearthCluster, type WorkerSettings } from "./hearth-cluster.js";
 import { BenchHttp } from "./http-client.js";

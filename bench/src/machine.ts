@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { HEARTH_VERSION } from "../package-info.js";
+import { HEARTH_VERSION } from "../../src/package-info.js";
 import { llamaBuildInfo, type LlamaBuildInfo } from "./in-process.js";
 
 /** What the figures were measured on: they mean little without it. */

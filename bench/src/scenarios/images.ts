@@ -1,5 +1,5 @@
-import { SketchBackend } from "../../images/backends/sketch-backend.js";
-import type { ImageRequest } from "../../images/image-backend.js";
+import { SketchBackend } from "../../../src/images/backends/sketch-backend.js";
+import type { ImageRequest } from "../../../src/images/image-backend.js";
 import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";
 import { pairedDifferences, round, summarize } from "../stats.js";
 

@@ -3,8 +3,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../process/free-port.js";
-import { deleteRedisKeys } from "../redis/redis-keys.js";
+import { freePort } from "./free-port.js";
+import { deleteRedisKeys } from "../../src/redis/redis-keys.js";
 import { HearthChild } from "./child-process.js";
 import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 

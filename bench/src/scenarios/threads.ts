@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { usableCores } from "../../process/usable-cores.js";
+import { usableCores } from "../../../src/process/usable-cores.js";
 import { metricSamples } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize } from "../stats.js";

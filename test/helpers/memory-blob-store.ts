@@ -1,7 +1,13 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
-import { AppError } from "../errors.js";
-import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+import { AppError } from "../../src/errors.js";
+import {
+  checkKey,
+  commitGuarded,
+  type BlobInfo,
+  type BlobStore,
+  type PutOptions,
+} from "../../src/storage/blob-store.js";
 
 /** An in-memory BlobStore, for fast unit tests of code that uses the port. */
 export class MemoryBlobStore implements BlobStore {

@@ -1,6 +1,6 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
-import { observeDecodes } from "../workers/engine/decode-observer.js";
-import { serializeSampling } from "../workers/engine/serial-sampling.js";
+import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
+import { serializeSampling } from "../../src/workers/engine/serial-sampling.js";
 
 /**
  * The baseline: the same generation done directly with node-llama-cpp in the bench

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { HearthClient } from "../cli/api-client.js";
+import { HearthClient } from "../../src/cli/api-client.js";
 
 /**
  * Adapters the way users bring them: create the model, PUT its files, validate, deploy,

@@ -6,7 +6,8 @@
  *   npm run bench -- [--quick] [--scenarios overhead,floor,...] [--db pglite|postgres] [--large]
  *                    [--threads N] [--models-dir DIR] [--out DIR] [--profile DIR] [--no-progress]
  *
- * Prints a table and writes bench/results/<timestamp>-<quick|full>.json and latest.json.
+ * Prints a table and writes bench/results/<scenario>-<machine class>.json for each scenario run
+ * (the latest result per scenario and class of machine) and latest.json (the whole run).
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -113,8 +114,8 @@ const report = await runBench({
   progress: values["no-progress"] ? silentProgress : createProgress(),
 });
 console.log(renderReport(report));
-const file = await writeResults(path.resolve(values.out), report);
-console.log(`\nResults: ${path.relative(process.cwd(), file)} (and latest.json)`);
+const files = await writeResults(path.resolve(values.out), report);
+console.log(`\nResults: ${files.map((f) => path.relative(process.cwd(), f)).join(", ")} (and latest.json)`);
 if (values.profile) {
   // Profiles are read from the first scenario on (or from the process's readiness, if later).
   const started = new Map(report.processes.map((p) => [p.pid, p]));

@@ -30,6 +30,16 @@ export interface MachineInfo {
   backends?: Record<string, number>;
 }
 
+/**
+ * The class of machine a result belongs to, in the results' file names: where the models
+ * computed (the workers' backends; cpu when none reported) and the core count, e.g.
+ * "cpu-2cores" or "cuda-16cores". Figures compare within a class, not across.
+ */
+export function machineClass(machine: Pick<MachineInfo, "backends" | "cores">): string {
+  const backends = Object.keys(machine.backends ?? {}).sort();
+  return `${backends.length > 0 ? backends.join("+") : "cpu"}-${machine.cores}cores`;
+}
+
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
 

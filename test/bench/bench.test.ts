@@ -14,6 +14,7 @@ import { BenchHttp } from "../../bench/src/http-client.js";
 import { eventually } from "../helpers/eventually.js";
 import { silentProgress } from "../../bench/src/progress.js";
 import { renderReport } from "../../bench/src/report-table.js";
+import { machineClass } from "../../bench/src/machine.js";
 import { writeResults } from "../../bench/src/results-file.js";
 import { runBench, type BenchOptions, type BenchReport } from "../../bench/src/run-bench.js";
 import { SCENARIO_IDS } from "../../bench/src/scenario.js";
@@ -140,11 +141,14 @@ describe("the bench", () => {
     for (const scenario of report.scenarios) expect(table).toContain(scenario.title);
     expect(table).toMatch(/Targets met: \d+ of \d+\./);
 
-    const file = await writeResults(path.join(root, "results"), report);
-    expect(path.basename(file)).toMatch(/-test\.json$/);
-    const written = JSON.parse(await readFile(file, "utf8")) as BenchReport;
+    const files = await writeResults(path.join(root, "results"), report);
+    const cls = machineClass(report.machine);
+    expect(files.map((f) => path.basename(f))).toEqual(report.scenarios.map((s) => `${s.id}-${cls}.json`));
+    const written = JSON.parse(await readFile(files[0]!, "utf8")) as BenchReport;
+    expect(written.scenarios.map((s) => s.id)).toEqual([report.scenarios[0]!.id]);
+    expect(written.targets.every((t) => t.scenario === report.scenarios[0]!.id)).toBe(true);
     const latest = JSON.parse(await readFile(path.join(root, "results", "latest.json"), "utf8")) as BenchReport;
-    expect(written.scenarios.map((s) => s.id)).toEqual(report.scenarios.map((s) => s.id));
+    expect(latest.scenarios.map((s) => s.id)).toEqual(report.scenarios.map((s) => s.id));
     expect(latest.startedAt).toBe(report.startedAt);
   }, 300_000);
 
@@ -208,6 +212,14 @@ describe("the bench's HTTP client's idle sockets", () => {
       client.close();
       server.close();
     }
+  });
+});
+
+describe("bench results", () => {
+  it("name the class of machine by its backends and cores", () => {
+    expect(machineClass({ cores: 2 })).toBe("cpu-2cores");
+    expect(machineClass({ cores: 2, backends: { cpu: 1 } })).toBe("cpu-2cores");
+    expect(machineClass({ cores: 16, backends: { cuda: 1 } })).toBe("cuda-16cores");
   });
 });
 

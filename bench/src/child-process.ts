@@ -6,7 +6,7 @@ let cleanupInstalled = false;
 
 /**
  * A bench that dies (an uncaught error, Ctrl-C) must not leave its Hearth processes running:
- * two such clusters, left by crashed runs, took CPU from every later run on this machine.
+ * clusters left by crashed runs take CPU from every later run on the machine.
  */
 function killChildrenOnExit(): void {
   if (cleanupInstalled) return;

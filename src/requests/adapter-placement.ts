@@ -59,8 +59,8 @@ interface Candidate {
  * A warm worker is passed over once its load reaches (1 + this) × the mean load (counting this
  * request): consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam, 2018), so
  * that a popular adapter spreads to a second worker instead of queueing on one. 0.5 is HAProxy's
- * default (`hash-balance-factor 150`); with 0.25 the bench's 6 streams on 3 workers spilled
- * often enough to nearly triple its cold loads (75 against 27.5 per 1000) for no better p99.
+ * default (`hash-balance-factor 150`); a tighter bound spills popular adapters so often that
+ * cold loads multiply with no better tail latency (docs/performance.md, placement).
  */
 const LOAD_BALANCE = 0.5;
 

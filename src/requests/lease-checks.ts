@@ -13,9 +13,9 @@ interface Watcher {
  * (a running job's lease, a job's BullMQ lock while its lease is not taken yet), read for all
  * of its requests at once every `periodMs`: one pipelined round trip per period on one Redis
  * server, each key once however many watch it; one command per key on a cluster (a pipeline
- * there must stay on one node). Checked one EXISTS per request per period, a 500-request flood
- * made these checks the API's largest Redis cost (8 % of its CPU time in the bench's fairness
- * scenario).
+ * there must stay on one node). Checked one EXISTS per request per period, a flood of one
+ * account's requests made these checks the API's largest Redis cost (docs/performance.md,
+ * fairness).
  */
 export class LeaseChecks {
   private readonly watchers = new Set<Watcher>();

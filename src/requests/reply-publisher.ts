@@ -2,7 +2,8 @@ import type { StreamEvent } from "./stream.js";
 
 /**
  * How long the tokens of an answer that is not streamed wait to go together (ReplyPublisher's
- * `holdMs`): a generation of 32 tokens in the bench's flood then sends 3 or 4 events, not 33.
+ * `holdMs`): a generation then sends a few events, not one per token, which spares the API's
+ * and Redis's CPU under a flood of such requests.
  */
 export const UNSTREAMED_HOLD_MS = 100;
 

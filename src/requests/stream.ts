@@ -143,7 +143,7 @@ return redis.call('PUBLISH', channel, ARGV[3])`;
  * number of API processes that received it. Plain EVAL, not EVALSHA: a script that must be
  * loaded first could put a later event in the log before an earlier one. A request with no
  * log cannot be resumed, so its route is its `replyTo`: a plain PUBLISH, which costs Redis less
- * (measured: 16 clients of 1-token requests lost about a sixth of their throughput to the script);
+ * (the script costs short requests a measurable share of their throughput);
  * on a cluster, one sent to the node of the request's keys, so that its events stay in order.
  */
 export async function sendEvent(

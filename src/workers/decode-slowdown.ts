@@ -29,8 +29,8 @@ interface Bucket {
 
 /**
  * Notices when decoding runs far slower than this model's own figure: llama.cpp's threads
- * spin while they wait for each other, so when other processes take the cores a step that
- * took 8 ms can take 80. The model's own figure is the best median step time seen for each
+ * spin while they wait for each other, so when other processes take the cores a step can
+ * take ten times as long. The model's own figure is the best median step time seen for each
  * batch size (a generation step: one token per sequence; prompts are left out, their cost
  * depends on their length); each window of `window` steps of that size is compared with it.
  */

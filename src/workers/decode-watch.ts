@@ -11,9 +11,9 @@ import type { DecodeSample } from "./engine/engine.js";
  *
  * The express context's steps go on the metrics but are not compared: they run beside the
  * shared context's decodes, only while those are busy, and share the cores and the memory
- * bandwidth with them. In the bench's fairness flood its one-sequence steps took 3–6 × the
- * best of a one-sequence step alone (0.3–0.6 ms against 0.1), and flagged the model as
- * oversubscribed again and again, each time with a warning to lower the threads.
+ * bandwidth with them, so they run several times slower than a one-sequence step alone;
+ * compared, they flagged the model as oversubscribed again and again, each time with a
+ * warning to lower the threads.
  */
 export function watchDecodes(
   model: string,

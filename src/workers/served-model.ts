@@ -38,8 +38,8 @@ export interface ServedModelOptions extends Omit<ModelInstanceOptions, "hooks"> 
  * One base model as a worker serves it: a model object with its base context(s), the
  * contexts its adapters share, and an LRU of loaded adapters (their weights). An evicted
  * adapter is freed, and the native allocator reuses that memory for the next ones without
- * returning it to the system (32 adapters of the bench model loaded, freed and loaded again:
- * +7 MB the second time, the first +102 MB). As a bound on what it keeps over many loads, once a
+ * returning it to the system (adapters loaded, freed and loaded again grow the process only
+ * the first time). As a bound on what it keeps over many loads, once a
  * model object has loaded `adapterLoadsPerModel` distinct adapters and a request needs
  * another one, the model is loaded again (its weights are mmapped, so the copies share
  * memory): new requests go to the new object, the old one finishes the requests it has and

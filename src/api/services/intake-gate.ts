@@ -8,8 +8,8 @@
  * Why: an API process has one event loop, which serves callbacks first come, first served. 500
  * requests sent at once by one account each take a few round trips to Redis on their way to
  * the queue; without this, another account's request arriving among them waited behind every
- * step of all 500 (400-500 ms in the bench's fairness scenario, against 5 ms unloaded). With
- * it, that request's steps interleave with those of `perAccount` of them. A request waiting
+ * step of all 500, about a hundred times its unloaded latency (docs/performance.md,
+ * fairness). With it, that request's steps interleave with those of `perAccount` of them. A request waiting
  * here holds only its socket and a promise; the flood's throughput is unchanged, since the
  * queue, not the intake, is what it waits for.
  */

@@ -65,8 +65,8 @@ export class LlamaEngine implements Engine {
     const llama = await loadLlama(gpu, {
       build: "never",
       // All contexts of this process share this many threads. node-llama-cpp's CPU default is
-      // at least 4, which on a 2-core machine makes concurrent contexts (one per adapter) spin
-      // against each other: 2.4 against 178 tokens/s for two contexts in a bench probe.
+      // at least 4, which on a machine with fewer cores makes concurrent contexts spin against
+      // each other, and throughput collapses.
       maxThreads: options.maxThreads ?? usableCores(),
       progressLogs: false,
       logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,

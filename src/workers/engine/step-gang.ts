@@ -23,9 +23,8 @@ const MAX_SPINS = 64;
  * this answers with an empty batch while fewer decodes are queued than sequences are
  * generating: the loop goes round again through microtasks only, the laggard queues its
  * token meanwhile, and the step holds everybody. At most MAX_SPINS empty answers in a row,
- * for a sequence that will not come (it has just ended, or waits for something else).
- * Measured with node-llama-cpp alone on the bench model: 57–62 → 80–85 tok/s at 4
- * sequences, 94–98 → 102–113 at 16, about 3 empty rounds a step.
+ * for a sequence that will not come (it has just ended, or waits for something else). Whole
+ * steps raise throughput, most at a few sequences, for a few empty rounds a step.
  */
 export class StepGang {
   private generating = 0;
@@ -56,10 +55,10 @@ export class StepGang {
    * The batch strategy for node-llama-cpp: `pick` chooses among the queued decodes. The prompt
    * of an express request (evaluated with EXPRESS_PRIORITY) goes at once, in a batch of its own:
    * its first token then waits only for the decode in progress, not for a step of every
-   * sequence (a decode's cost grows with the sequences it holds: 0.3 ms for one of hearth-tiny
-   * on this project's machine, 4–5 ms for 16), nor for their samplings. A prompt longer than a
-   * batch goes on in turns: each batch of its own is followed by an ordinary one (the steps
-   * first, then what room is left to it), so that the others never stall for a whole prefill.
+   * sequence (a decode's cost grows with the sequences it holds), nor for their samplings. A
+   * prompt longer than a batch goes on in turns: each batch of its own is followed by an
+   * ordinary one (the steps first, then what room is left to it), so that the others never
+   * stall for a whole prefill.
    */
   strategy(pick: BatchPicker = (items) => items) {
     return ({ items }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {

@@ -21,7 +21,7 @@ import { SCENARIO_IDS, type ScenarioId } from "../bench/src/scenario.js";
 import { fullSizes, quickSizes } from "../bench/src/sizes.js";
 
 const usage = `usage: npm run bench -- [options]
-  --quick                 fewer repetitions (under 3 minutes on 2 cores); default: the full run
+  --quick                 fewer repetitions and shorter streams (bench/src/sizes.ts); default: the full run
   --scenarios LIST        comma-separated, of: ${SCENARIO_IDS.join(", ")} (default: all)
   --db pglite|postgres    the API's database (default pglite; postgres: a fresh database on --postgres-url)
   --postgres-url URL      admin URL of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)

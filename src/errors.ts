@@ -67,6 +67,3 @@ export class AppError extends Error {
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string };
 }
-
-export const badRequest = (message: string, param?: string) => new AppError("invalid_request", message, { param });
-export const notFound = (message: string, param?: string) => new AppError("not_found", message, { param });

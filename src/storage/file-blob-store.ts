@@ -1,11 +1,12 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { Transform, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { AppError } from "../errors.js";
 import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+import { putMeter } from "./put-meter.js";
 
 /** A BlobStore on the local file system (a directory shared by API and workers). */
 export class FileBlobStore implements BlobStore {
@@ -15,28 +16,10 @@ export class FileBlobStore implements BlobStore {
     const file = this.file(key);
     await fs.mkdir(path.dirname(file), { recursive: true });
     const temp = `${file}.${randomUUID()}.partial`;
-    const hash = createHash("sha256");
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        if (options.maxBytes !== undefined && size > options.maxBytes) {
-          done(new AppError("payload_too_large", `${key} is larger than ${options.maxBytes} bytes.`));
-          return;
-        }
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const meter = putMeter(key, options);
     try {
-      await pipeline(body, meter, createWriteStream(temp, { flags: "wx" }));
-      const sha256 = hash.digest("hex");
-      if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-        throw new AppError(
-          "invalid_request",
-          `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`,
-        );
-      }
+      await pipeline(body, meter.stream, createWriteStream(temp, { flags: "wx" }));
+      const { size, sha256 } = meter.finish();
       await commitGuarded(options, size, () => fs.rename(temp, file));
       return { key, size, sha256 };
     } catch (err) {

@@ -1,5 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
-import { PassThrough, Readable, Transform } from "node:stream";
+import { randomUUID } from "node:crypto";
+import { PassThrough, Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import {
   CopyObjectCommand,
@@ -14,6 +14,7 @@ import {
 import { Upload } from "@aws-sdk/lib-storage";
 import { AppError } from "../errors.js";
 import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
+import { putMeter } from "./put-meter.js";
 
 /** Where uploads are written before they take their key (never listed). */
 const PARTIAL = ".partial";
@@ -65,19 +66,7 @@ export class S3BlobStore implements BlobStore {
   async put(key: string, body: AsyncIterable<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
     const target = this.objectKey(key);
     const temp = this.objectKey(`${PARTIAL}/${randomUUID()}`, true);
-    const hash = createHash("sha256");
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        if (options.maxBytes !== undefined && size > options.maxBytes) {
-          done(new AppError("payload_too_large", `${key} is larger than ${options.maxBytes} bytes.`));
-          return;
-        }
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const meter = putMeter(key, options);
     const stream = new PassThrough({ highWaterMark: PART_BYTES });
     const upload = new Upload({
       client: this.client,
@@ -86,14 +75,8 @@ export class S3BlobStore implements BlobStore {
       queueSize: PARTS_IN_FLIGHT,
     });
     try {
-      await Promise.all([pipeline(Readable.from(body), meter, stream), upload.done()]);
-      const sha256 = hash.digest("hex");
-      if (options.expectedSha256 && options.expectedSha256.toLowerCase() !== sha256) {
-        throw new AppError(
-          "invalid_request",
-          `${key}: the content's SHA-256 is ${sha256}, not ${options.expectedSha256}.`,
-        );
-      }
+      await Promise.all([pipeline(Readable.from(body), meter.stream, stream), upload.done()]);
+      const { size, sha256 } = meter.finish();
       if (size > MAX_COPY_BYTES) {
         throw new AppError("payload_too_large", `${key} is larger than the 5 GiB an S3 copy takes at once.`);
       }

@@ -1,5 +1,4 @@
-import { AppError } from "../../errors.js";
-import { eventStreamResponse } from "../event-stream.js";
+import { eventStream, sseFrame } from "../event-stream.js";
 import type { ImageRunEvent } from "../services/image-generation.js";
 
 /**
@@ -9,28 +8,16 @@ import type { ImageRunEvent } from "../services/image-generation.js";
  * before it keeps its HTTP status.
  */
 export async function imageSse(
-  events: AsyncGenerator<ImageRunEvent>,
+  events: AsyncGenerator<ImageRunEvent, void, undefined>,
   toJson: (result: Extract<ImageRunEvent, { type: "result" }>) => unknown,
   onCancel: () => void,
 ): Promise<Response> {
-  const frame = (event: ImageRunEvent) =>
-    event.type === "progress"
-      ? `event: progress\ndata: ${JSON.stringify({ step: event.step, steps: event.steps })}\n\n`
-      : `event: result\ndata: ${JSON.stringify(toJson(event))}\n\n`;
-  const first = await events.next();
-  return eventStreamResponse(
-    async (send) => {
-      try {
-        if (!first.done) send(frame(first.value));
-        for await (const event of events) send(frame(event));
-      } catch (error) {
-        const appError = error instanceof AppError ? error : new AppError("internal", "The image request failed.");
-        send(`event: error\ndata: ${JSON.stringify(appError.toBody())}\n\n`);
-      }
-    },
-    () => {
-      onCancel();
-      void events.return(undefined);
-    },
-  );
+  return eventStream(events, {
+    frames: (event) =>
+      event.type === "progress"
+        ? sseFrame(JSON.stringify({ step: event.step, steps: event.steps }), { event: "progress" })
+        : sseFrame(JSON.stringify(toJson(event)), { event: "result" }),
+    error: { event: "error", fallback: "The image request failed." },
+    onCancel,
+  });
 }

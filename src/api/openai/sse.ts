@@ -1,6 +1,5 @@
 import type { SequencedEvent, StreamEvent } from "../../requests/stream.js";
-import { AppError } from "../../errors.js";
-import { eventStreamResponse } from "../event-stream.js";
+import { eventStream, sseFrame } from "../event-stream.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 
 export interface SseOptions {
@@ -24,31 +23,19 @@ export async function sseResponse(
   onCancel: () => void,
   options: SseOptions,
 ): Promise<Response> {
-  const first = await events.next(); // throws AppError before anything is sent
   const after = options.after ?? 0;
   // One write per event: a token's single chunk, or a `done`'s chunks together.
   const frames = (event: SequencedEvent) => {
     const jsons = toChunks(event);
     if (event.seq !== undefined && event.seq <= after) return "";
-    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
-    return jsons.map((json, i) => `${i === jsons.length - 1 ? id : ""}data: ${json}\n\n`).join("");
+    return jsons.map((json, i) => sseFrame(json, i === jsons.length - 1 ? { id: event.seq } : {})).join("");
   };
-  const response = eventStreamResponse(
-    async (send) => {
-      try {
-        if (!first.done) send(frames(first.value));
-        for await (const event of events) send(frames(event));
-      } catch (error) {
-        const appError = error instanceof AppError ? error : new AppError("internal", "The stream failed.");
-        send(`data: ${JSON.stringify(appError.toBody())}\n\n`);
-      }
-      send("data: [DONE]\n\n");
-    },
-    () => {
-      onCancel();
-      void events.return(undefined);
-    },
-  );
+  const response = await eventStream(events, {
+    frames,
+    error: { fallback: "The stream failed." },
+    end: sseFrame("[DONE]"),
+    onCancel,
+  });
   response.headers.set(REQUEST_ID_HEADER, options.requestId);
   return response;
 }

@@ -5,6 +5,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { seededRandom } from "../../src/images/seeded-random.js";
 import { readGgufHeader, readGgufTensor } from "../../src/models/formats/gguf-reader.js";
 import type { GgufValue } from "../../src/models/formats/gguf-types.js";
 import { writeGguf, type GgufTensorInput } from "../../src/models/formats/gguf-writer.js";
@@ -26,16 +27,10 @@ export function filesIn(dir: string, names: readonly string[]): Map<string, stri
   return new Map(names.map((n) => [n, path.join(dir, n)]));
 }
 
-/** A uniform pseudo-random generator in [-1, 1) (mulberry32), the same numbers for the same seed. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+/** Uniform pseudo-random numbers in [-1, 1): src's seeded generator (mulberry32), stretched. */
+export function signedRandom(seed: number): () => number {
+  const random = seededRandom(seed);
+  return () => random() * 2 - 1;
 }
 
 export function randomMatrix(random: () => number, rows: number, cols: number, amplitude: number): Float32Array {
@@ -92,7 +87,7 @@ export function loraTensors(
   dtype: SafetensorsDtype = "F32",
   amplitude = 0.1,
 ): TensorSpec[] {
-  const random = seededRandom(seed);
+  const random = signedRandom(seed);
   const { inFeatures, outFeatures } = moduleShape(module.split(".").at(-1)!);
   return [
     {

@@ -26,7 +26,7 @@ import {
   peftName,
   randomMatrix,
   rewriteGguf,
-  seededRandom,
+  signedRandom,
   tinyBase,
   writePeftFolder,
   type TensorSpec,
@@ -72,7 +72,7 @@ const peftScale = (kind: string) =>
   (kind === "v_proj" ? ALPHA_PATTERN.v_proj : ALPHA) / (kind === "lm_head" ? RANK_PATTERN.lm_head : R);
 
 function peftTensors(): TensorSpec[] {
-  const random = seededRandom(20261122);
+  const random = signedRandom(20261122);
   return MODULES.flatMap(({ kind, rank, a, b, out }) => [
     { name: peftName(moduleOf(kind), "A"), shape: [rank, N_EMBD], data: randomMatrix(random, rank, N_EMBD, a) },
     { name: peftName(moduleOf(kind), "B"), shape: [out, rank], data: randomMatrix(random, out, rank, b) },

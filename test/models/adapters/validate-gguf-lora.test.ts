@@ -12,7 +12,7 @@ import {
   randomMatrix,
   rejection,
   rewriteGguf,
-  seededRandom,
+  signedRandom,
   tinyBase,
 } from "../../helpers/addon-fixtures.js";
 
@@ -45,7 +45,7 @@ function pair(
   type: GgufWritableType = "F32",
   seed = 1,
 ): GgufTensorInput[] {
-  const random = seededRandom(seed);
+  const random = signedRandom(seed);
   const [out, inFeatures] = shape;
   return [
     { name: `${target}.lora_a`, type, shape: [rank, inFeatures], data: randomMatrix(random, rank, inFeatures, 0.1) },

@@ -107,7 +107,7 @@ export interface Config {
     readonly maxInFlightRequests: number;
     /** How long an in-flight entry counts unconfirmed (limits/in-flight.ts). */
     readonly inFlightStaleMs: number;
-    /** Generation requests of one account taken in at once by an API process (api/services/intake-gate.ts). */
+    /** Generation requests of one account taken in at once by an API process (limits/intake-gate.ts). */
     readonly intakePerAccount: number;
     readonly maxModels: number;
     readonly maxStoredBytes: number;

@@ -18,7 +18,7 @@ import type { ModelResolver } from "./services/model-resolver.js";
 
 /** What the API is built from; main.ts wires the real ones, tests may wire their own. */
 import type { AccountLimitsCache } from "./services/account-limits.js";
-import type { IntakeGate } from "./services/intake-gate.js";
+import type { IntakeGate } from "../limits/intake-gate.js";
 import type { Admission } from "./services/admission.js";
 import type { CliPackage } from "./services/cli-package.js";
 import type { CredentialChecks } from "./services/credential-checks.js";

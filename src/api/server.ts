@@ -23,7 +23,7 @@ import { openBlobStore } from "../storage/open-blob-store.js";
 import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
 import { TemplateSandbox } from "../templates/template-sandbox.js";
 import { InFlightRequests } from "../limits/in-flight.js";
-import { IntakeGate } from "./services/intake-gate.js";
+import { IntakeGate } from "../limits/intake-gate.js";
 import { RateWindows } from "../limits/rate-windows.js";
 import { TrustedProxies } from "../proxy-trust.js";
 import { AccountLimitsCache } from "./services/account-limits.js";

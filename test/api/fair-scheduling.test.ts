@@ -49,7 +49,7 @@ describe("fair scheduling between accounts", () => {
   });
 });
 
-// The intake gate (services/intake-gate.ts): one account's requests are taken in a few at a
+// The intake gate (limits/intake-gate.ts): one account's requests are taken in a few at a
 // time, and each leaves the gate once its job is queued, not when it is answered.
 describe("the API's intake gate", () => {
   let hearth: TestHearth;

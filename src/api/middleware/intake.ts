@@ -2,12 +2,12 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { ApiKeyAuthenticator } from "../../auth/api-key-authenticator.js";
 import type { AppEnv } from "../app-env.js";
-import type { IntakeGate } from "../services/intake-gate.js";
+import type { IntakeGate } from "../../limits/intake-gate.js";
 import { bearerToken } from "./auth.js";
 
 /**
  * A generation request takes one of its account's places in the intake gate
- * (services/intake-gate.ts); it leaves the gate when its job is queued (`leaveIntake`, through
+ * (limits/intake-gate.ts); it leaves the gate when its job is queued (`leaveIntake`, through
  * the admission ticket's `queueing`) or, at the latest, when its route has answered.
  *
  * `intakeBeforeAuth` goes before authentication: a request whose key's check is reused (its

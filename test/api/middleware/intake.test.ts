@@ -3,13 +3,13 @@ import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../../src/api/app-env.js";
 import type { Caller } from "../../../src/domain/caller.js";
 import { intake, intakeBeforeAuth } from "../../../src/api/middleware/intake.js";
-import { IntakeGate } from "../../../src/api/services/intake-gate.js";
+import { IntakeGate } from "../../../src/limits/intake-gate.js";
 import type { AuthenticatedKey } from "../../../src/auth/api-keys.js";
 
 /**
  * Where a generation request takes its place in the intake gate (middleware/intake.ts): before
  * authentication when its key's check is reused, else right after it. The gate itself is
- * services/intake-gate.ts; fair-scheduling.test.ts runs both in the API.
+ * limits/intake-gate.ts; fair-scheduling.test.ts runs both in the API.
  */
 describe("the intake middleware", () => {
   /** Keys whose check is cached ("known"), and the one the stand-in authentication also knows from the database. */

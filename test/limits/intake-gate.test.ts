@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { IntakeGate } from "../../../src/api/services/intake-gate.js";
+import { IntakeGate } from "../../src/limits/intake-gate.js";
 
-/** The intake gate's bookkeeping (services/intake-gate.ts); fair-scheduling.test.ts runs it in the API. */
+/** The intake gate's bookkeeping (limits/intake-gate.ts); test/api/fair-scheduling.test.ts runs it in the API. */
 describe("IntakeGate", () => {
   const settled = async <T>(promise: Promise<T>) => {
     let done = false;

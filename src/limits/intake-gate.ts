@@ -3,7 +3,7 @@
  * of one account's inference requests at a time between their route's start and their job
  * being queued (the body checked, the model resolved, admission, the queue's choice, the add),
  * the rest of that account's waiting their turn in order. Their bodies are read before they
- * come here (middleware/read-body.ts), so a slow client never holds a place.
+ * come here (api/middleware/read-body.ts), so a slow client never holds a place.
  *
  * Why: an API process has one event loop, which serves callbacks first come, first served. 500
  * requests sent at once by one account each take a few round trips to Redis on their way to

@@ -1,44 +1,37 @@
 import type { Command } from "commander";
 import { examples } from "../cli/command-kit.js";
-import { issuedKeyLines, keyTable, parseExpiry, parseScopes, revokedKeyLine } from "../cli/key-view.js";
-import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES } from "../domain/vocabulary.js";
+import {
+  issueKeyRequest,
+  issuedKeyLines,
+  keyTable,
+  revokedKeyLine,
+  withKeyOptions,
+  type KeyOptions,
+} from "../cli/key-view.js";
 import { adminAction } from "./admin-action.js";
 
-interface CreateKeyOptions {
+interface CreateKeyOptions extends KeyOptions {
   name?: string;
-  scopes?: string;
-  expires?: string;
 }
 
 /** create-key, list-keys and revoke-key. */
 export function registerKeyCommands(program: Command): void {
   examples(
-    program
-      .command("create-key")
-      .description("Create an API key for an account; the key is printed once")
-      .argument("<account-id>", "the account the key belongs to")
-      .option("--name <name>", "what the key is for (default: default)")
-      .option(
-        "--scopes <list>",
-        `comma-separated, of ${API_KEY_SCOPES.join(", ")} (default: ${DEFAULT_KEY_SCOPES.join(",")})`,
-      )
-      .option("--expires <when>", "a span (30d, 12h) or a time (2027-01-31T00:00:00Z); default: never")
-      .action(
-        adminAction(
-          async ({ admin, out }, accountId: string, options: CreateKeyOptions) => {
-            const issued = await admin.issueKey(accountId, {
-              name: options.name,
-              ...(options.scopes !== undefined ? { scopes: parseScopes(options.scopes) } : {}),
-              ...(options.expires !== undefined ? { expireTime: parseExpiry(options.expires) } : {}),
-            });
-            out.result({ key: issued.key, ...issued.apiKey }, () => issuedKeyLines(issued));
-          },
-          (_accountId: string, options: CreateKeyOptions) => {
-            if (options.scopes !== undefined) parseScopes(options.scopes);
-            if (options.expires !== undefined) parseExpiry(options.expires);
-          },
-        ),
+    withKeyOptions(
+      program
+        .command("create-key")
+        .description("Create an API key for an account; the key is printed once")
+        .argument("<account-id>", "the account the key belongs to")
+        .option("--name <name>", "what the key is for (default: default)"),
+    ).action(
+      adminAction(
+        async ({ admin, out }, accountId: string, options: CreateKeyOptions) => {
+          const issued = await admin.issueKey(accountId, issueKeyRequest(options.name, options));
+          out.result({ key: issued.key, ...issued.apiKey }, () => issuedKeyLines(issued));
+        },
+        (_accountId: string, options: CreateKeyOptions) => void issueKeyRequest(options.name, options),
       ),
+    ),
     [
       "npm run admin -- create-key acme --name ci --scopes inference --expires 90d",
       "npm run admin -- create-key acme --scopes inference,models,admin --output json",

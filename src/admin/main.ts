@@ -1,8 +1,8 @@
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 import { CliError, EXIT } from "../cli/exit-codes.js";
 import { HearthApiError, HearthConnectionError } from "../cli/api-client.js";
 import { describeCommandError, withHint } from "../cli/error-line.js";
-import { Output } from "../cli/output.js";
+import { Output, outputOption } from "../cli/output.js";
 import { registerAccountCommands } from "./account-commands.js";
 import { registerKeyCommands } from "./key-commands.js";
 
@@ -19,11 +19,7 @@ const USAGE = `Usage: ${NAME} <command> [options]  (${NAME} --help lists the com
 export function buildAdminProgram(): Command {
   const program = new Command(NAME)
     .description("Manage Hearth's accounts and API keys (through the server's admin endpoints).")
-    .addOption(
-      new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)")
-        .choices(["text", "json"])
-        .default("text"),
-    )
+    .addOption(outputOption())
     .option("--server <url>", "the server (default: HEARTH_BASE_URL, else http://127.0.0.1:<PORT>)")
     .option("--database", "act on the database itself, not through a server (bootstrap and recovery)")
     .exitOverride()

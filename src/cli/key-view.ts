@@ -1,5 +1,6 @@
-import type { ApiKeyResource, IssuedApiKey } from "../api/contract/admin/resources.js";
-import { API_KEY_SCOPES, type ApiKeyScope } from "../domain/vocabulary.js";
+import type { Command } from "commander";
+import type { ApiKeyResource, IssueApiKeyRequest, IssuedApiKey } from "../api/contract/admin/resources.js";
+import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES, type ApiKeyScope } from "../domain/vocabulary.js";
 import { usageError } from "./exit-codes.js";
 import { table, type Output } from "./output.js";
 
@@ -7,6 +8,30 @@ import { table, type Output } from "./output.js";
  * API keys as the `hearth` CLI and `npm run admin` show and take them: one reading of
  * `--scopes` and `--expires`, one table, one announcement of a new key.
  */
+
+export interface KeyOptions {
+  scopes?: string;
+  expires?: string;
+}
+
+/** `--scopes` and `--expires`, as every command that creates a key takes them. */
+export function withKeyOptions(command: Command): Command {
+  return command
+    .option(
+      "--scopes <list>",
+      `comma-separated, of ${API_KEY_SCOPES.join(", ")} (default: ${DEFAULT_KEY_SCOPES.join(",")})`,
+    )
+    .option("--expires <when>", "a span (30d, 12h) or a time (2027-01-31T00:00:00Z); default: never");
+}
+
+/** The request that creates a key; a usage error, before anything is sent, for a wrong option. */
+export function issueKeyRequest(name: string | undefined, options: KeyOptions): IssueApiKeyRequest {
+  return {
+    name,
+    ...(options.scopes !== undefined ? { scopes: parseScopes(options.scopes) } : {}),
+    ...(options.expires !== undefined ? { expireTime: parseExpiry(options.expires) } : {}),
+  };
+}
 
 /** "inference,models" → the scopes; a usage error names a wrong one. */
 export function parseScopes(text: string): ApiKeyScope[] {
@@ -36,8 +61,11 @@ export function parseExpiry(text: string, now = Date.now()): string {
   return new Date(at).toISOString();
 }
 
-/** 2026-01-02T03:04:05.000Z → 2026-01-02T03:04:05Z; "-" for none. */
-export function shortTime(value: string | null): string {
+/**
+ * 2026-01-02T03:04:05.000Z → 2026-01-02T03:04:05Z; "-" for none. Keys show their times to the
+ * second, as `--expires` takes them (tables of models show output.ts's shortTime).
+ */
+function keyTime(value: string | null): string {
   return value === null ? "-" : value.replace(/\.\d{3}Z$/, "Z");
 }
 
@@ -51,17 +79,17 @@ export function keyTable(out: Output, keys: readonly ApiKeyResource[]): string[]
       k.accountId,
       k.name,
       k.scopes.join(","),
-      shortTime(k.createTime),
-      shortTime(k.lastUseTime),
-      shortTime(k.expireTime),
-      shortTime(k.revokeTime),
+      keyTime(k.createTime),
+      keyTime(k.lastUseTime),
+      keyTime(k.expireTime),
+      keyTime(k.revokeTime),
     ]),
   );
 }
 
 /** What is printed once, when a key is made: the only time the key itself is shown. */
 export function issuedKeyLines({ key, apiKey }: IssuedApiKey): string[] {
-  const expiry = apiKey.expireTime ? `, expiring ${shortTime(apiKey.expireTime)}` : "";
+  const expiry = apiKey.expireTime ? `, expiring ${keyTime(apiKey.expireTime)}` : "";
   return [
     `Created key "${apiKey.name}" (prefix ${apiKey.prefix}, scopes ${apiKey.scopes.join(", ")}${expiry}) for account "${apiKey.accountId}".`,
     "It is shown once; store it now:",
@@ -70,5 +98,5 @@ export function issuedKeyLines({ key, apiKey }: IssuedApiKey): string[] {
 }
 
 export function revokedKeyLine(key: ApiKeyResource): string {
-  return `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${shortTime(key.revokeTime)}.`;
+  return `Revoked key ${key.prefix} ("${key.name}", account "${key.accountId}") at ${keyTime(key.revokeTime)}.`;
 }

@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command } from "commander";
 import { HEARTH_VERSION } from "../package-info.js";
 import { HearthApiError, HearthConnectionError } from "./api-client.js";
 import type { Verbs } from "./command-kit.js";
@@ -10,7 +10,7 @@ import { registerUpgradeCommand } from "./commands/upgrade.js";
 import { registerVersionCommand } from "./commands/version.js";
 import { describeCommandError, withHint } from "./error-line.js";
 import { EXIT, type ExitCode } from "./exit-codes.js";
-import { Output } from "./output.js";
+import { Output, outputOption } from "./output.js";
 
 /**
  * The `hearth` command (bin/hearth.js runs it): a client of a Hearth server's management
@@ -26,11 +26,7 @@ export function buildProgram(): Command {
     .option("--api-key <key>", "the API key (default: HEARTH_API_KEY, SERVICE_API_KEY, or the profile's)")
     .option("--account-id <id>", "the account to work in (default: the key's account)")
     .option("--profile <name>", "the section of auth.ini to use (default: default)")
-    .addOption(
-      new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)")
-        .choices(["text", "json"])
-        .default("text"),
-    )
+    .addOption(outputOption())
     .option("-q, --quiet", "print only the essentials (e.g. the model's name)")
     .option("--no-color", "no ANSI colors (also: NO_COLOR)")
     .exitOverride()

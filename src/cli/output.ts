@@ -1,3 +1,5 @@
+import { Option } from "commander";
+
 /**
  * How commands print. stdout carries the result: text for people, exactly one JSON document
  * with --output json, only the essentials with --quiet. Notes and progress go to stderr,
@@ -6,6 +8,13 @@
  */
 
 export type OutputFormat = "text" | "json";
+
+/** `--output`, as the `hearth` CLI and `npm run admin` both take it. */
+export function outputOption(): Option {
+  return new Option("--output <format>", "text for people, json for programs (one JSON document on stdout)")
+    .choices(["text", "json"])
+    .default("text");
+}
 
 export interface OutputOptions {
   format: OutputFormat;

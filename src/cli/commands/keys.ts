@@ -1,7 +1,13 @@
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import type { CliContext } from "../context.js";
-import { issuedKeyLines, keyTable, parseExpiry, parseScopes, revokedKeyLine } from "../key-view.js";
-import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES } from "../../domain/vocabulary.js";
+import {
+  issueKeyRequest,
+  issuedKeyLines,
+  keyTable,
+  revokedKeyLine,
+  withKeyOptions,
+  type KeyOptions,
+} from "../key-view.js";
 
 /**
  * `hearth create key`, `hearth list keys`, `hearth revoke key`: an account's API keys, through
@@ -9,16 +15,12 @@ import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES } from "../../domain/vocabulary.js";
  */
 export function registerKeyCommands({ create, list, revoke }: Verbs): void {
   examples(
-    create
-      .command("key")
-      .description("Create an API key for the account (printed once); needs a key with the admin scope")
-      .argument("[name]", "what the key is for", "default")
-      .option(
-        "--scopes <list>",
-        `comma-separated, of ${API_KEY_SCOPES.join(", ")} (default: ${DEFAULT_KEY_SCOPES.join(",")})`,
-      )
-      .option("--expires <when>", "a span (30d, 12h) or a time (2027-01-31T00:00:00Z); default: never")
-      .action(withContext(createKey)),
+    withKeyOptions(
+      create
+        .command("key")
+        .description("Create an API key for the account (printed once); needs a key with the admin scope")
+        .argument("[name]", "what the key is for", "default"),
+    ).action(withContext(createKey)),
     [
       "hearth create key web-frontend --scopes inference --expires 30d",
       "hearth create key ci --scopes inference,models --output json",
@@ -41,15 +43,10 @@ export function registerKeyCommands({ create, list, revoke }: Verbs): void {
   );
 }
 
-async function createKey(ctx: CliContext, name: string, options: { scopes?: string; expires?: string }) {
+async function createKey(ctx: CliContext, name: string, options: KeyOptions) {
   // Checked before any request: a usage error costs nothing.
-  const scopes = options.scopes !== undefined ? parseScopes(options.scopes) : undefined;
-  const expireTime = options.expires !== undefined ? parseExpiry(options.expires) : undefined;
-  const issued = await ctx.client().adminIssueKey(await ctx.accountId(), {
-    name,
-    ...(scopes ? { scopes } : {}),
-    ...(expireTime ? { expireTime } : {}),
-  });
+  const request = issueKeyRequest(name, options);
+  const issued = await ctx.client().adminIssueKey(await ctx.accountId(), request);
   ctx.out.result(
     { key: issued.key, ...issued.apiKey },
     () => issuedKeyLines(issued),

@@ -125,13 +125,7 @@ export async function listVisibleModels(
   return db
     .select()
     .from(models)
-    .where(
-      and(
-        or(eq(models.accountId, callerAccountId), eq(models.public, true)),
-        filter.kind === undefined ? undefined : eq(models.kind, filter.kind),
-        filter.state === undefined ? undefined : eq(models.state, filter.state),
-      ),
-    )
+    .where(and(or(eq(models.accountId, callerAccountId), eq(models.public, true)), ...filterConditions(filter)))
     .orderBy(asc(models.accountId), asc(models.modelId));
 }
 

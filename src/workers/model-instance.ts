@@ -1,4 +1,5 @@
 import { AppError } from "../errors.js";
+import type { Config } from "../config.js";
 import { AdapterContexts, type AdapterContextsHooks } from "./adapter-contexts.js";
 import { ContextPool } from "./context-pool.js";
 import { ExpressContext } from "./express-context.js";
@@ -18,21 +19,29 @@ export interface InferenceLease extends InferenceTarget {
   release(): void;
 }
 
-export interface ModelInstanceOptions {
+/**
+ * How much a model object holds, by the worker's settings' names (config.ts `worker`):
+ * `contextsPerModel` base contexts of `sequencesPerContext` sequences (requests go to the least
+ * busy one), an express context of `expressSequences` (0: none), `adapterContexts` contexts of
+ * `adapterSequences` that all the adapters share (each batch one adapter's sequences, created on
+ * first use), each context `contextSize` tokens a sequence on `threads` threads, and at most
+ * `maxAdapters` adapters loaded.
+ */
+export type ModelCapacity = Pick<
+  Config["worker"],
+  | "contextsPerModel"
+  | "sequencesPerContext"
+  | "expressSequences"
+  | "adapterContexts"
+  | "adapterSequences"
+  | "contextSize"
+  | "threads"
+  | "maxAdapters"
+>;
+
+export interface ModelInstanceOptions extends ModelCapacity {
   engine: Engine;
   base: { id: string; path: string };
-  /** Base contexts (requests go to the least busy one). */
-  contexts: number;
-  sequences: number;
-  /** Sequences of the base model's express context (ExpressContext); 0: none. */
-  expressSequences: number;
-  /** Contexts all the adapters share (each batch one adapter's sequences), created on first use. */
-  adapterContexts: number;
-  /** Sequences of each adapter context. */
-  adapterSequences: number;
-  contextSize: number;
-  threads: number;
-  maxAdapters: number;
   /** The local file of an adapter key; throws an AppError when it cannot be had. */
   adapterPath(key: string): Promise<string>;
   hooks?: AdapterContextsHooks;
@@ -170,7 +179,8 @@ export class ModelInstance {
 
 /** The base model's shared context(s), with its express context beside them when it has one. */
 async function createBaseContext(model: EngineModel, options: ModelInstanceOptions): Promise<EngineContext> {
-  const { contexts: count, sequences, expressSequences, contextSize, threads, onDecode } = options;
+  const { contextsPerModel: count, sequencesPerContext: sequences, expressSequences, contextSize, threads } = options;
+  const { onDecode } = options;
   const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
   if (expressSequences === 0) return shared;
   try {

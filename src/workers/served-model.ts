@@ -1,3 +1,4 @@
+import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { AdapterEviction } from "./adapter-contexts.js";
 import { ModelInstance, type InferenceLease, type ModelInstanceOptions } from "./model-instance.js";
@@ -27,9 +28,9 @@ export interface ServedModelStats {
   draining: { generation: number; requests: number }[];
 }
 
-export interface ServedModelOptions extends Omit<ModelInstanceOptions, "hooks"> {
-  /** Distinct adapters one model object may load before a new one replaces it. */
-  adapterLoadsPerModel: number;
+export interface ServedModelOptions
+  extends Omit<ModelInstanceOptions, "hooks">,
+    Pick<Config["worker"], "adapterLoadsPerModel"> {
   log: Logger;
   onEvent?(event: ServingEvent): void;
 }
@@ -100,7 +101,7 @@ export class ServedModel {
       adapterLeases: leases,
       requests,
       freeSequences: {
-        base: Math.max(0, o.contexts * o.sequences - (requests - adapterRequests)),
+        base: Math.max(0, o.contextsPerModel * o.sequencesPerContext - (requests - adapterRequests)),
         adapters: Math.max(0, o.adapterContexts * o.adapterSequences - adapterRequests),
       },
       draining: [...this.draining.keys()].map((i) => ({ generation: i.generation, requests: i.requests })),

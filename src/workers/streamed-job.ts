@@ -99,6 +99,22 @@ export async function runStreamedJob<T>(
  * client can act on. An internal failure's message (paths, storage keys, llama.cpp's text) and
  * any detail stay in the worker's log, under the request ID the client also has.
  */
+/** A job the registry refuses still ends its request, if it says where to, so its caller does not wait in vain. */
+export async function endMalformedJob(deps: StreamedJobDeps, job: { data?: unknown }): Promise<void> {
+  const { replyTo, requestId, logTtlMs } = (job.data ?? {}) as Record<string, unknown>;
+  if (typeof replyTo !== "string" || typeof requestId !== "string") return;
+  const error = new AppError("internal", "The worker could not read the request (malformed job).");
+  const to = {
+    prefix: deps.prefix,
+    requestId,
+    replyTo,
+    logTtlMs: typeof logTtlMs === "number" && logTtlMs > 0 ? logTtlMs : 0,
+  };
+  await sendEvent(deps.publisher, to, 1, { type: "error", error: error.toJSON() }).catch((err: unknown) =>
+    deps.log.warn("could not end a malformed job's request", { requestId, error: String(err) }),
+  );
+}
+
 export function forClient(error: AppError, requestId: string): ReturnType<AppError["toJSON"]> {
   if (error.code !== "internal") return error.toJSON();
   return {

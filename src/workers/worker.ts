@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import os from "node:os";
 import { randomUUID } from "node:crypto";
-import type { Job, Worker } from "bullmq";
+import type { Worker } from "bullmq";
 import type { RedisClient } from "../redis/connection.js";
 import type { Config } from "../config.js";
 import { AppError } from "../errors.js";
@@ -10,19 +10,25 @@ import { subscribeAdapterEvents, type AdapterEvent } from "../jobs/adapter-event
 import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
 import { createRedis } from "../redis/connection.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
-import { sendEvent, subscribeCancels } from "../requests/stream.js";
+import { subscribeCancels } from "../requests/stream.js";
 import type { ImageBackend } from "../images/image-backend.js";
 import { openImageBackend } from "../images/open-image-backend.js";
 import { runImageJob } from "./image-handler.js";
-import { runStreamedJob, type JobFinished as StreamedJobFinished, type StreamedJobDeps } from "./streamed-job.js";
-import { announceWorker, retireWorker } from "../jobs/worker-registry.js";
+import {
+  endMalformedJob,
+  runStreamedJob,
+  type JobFinished as StreamedJobFinished,
+  type StreamedJobDeps,
+} from "./streamed-job.js";
+import { retireWorker, type WorkerInfo } from "../jobs/worker-registry.js";
 import type { BlobStore } from "../storage/blob-store.js";
 import { openBlobStore } from "../storage/open-blob-store.js";
 import { adapterFile } from "./adapter-file.js";
 import { ArtifactCache } from "./artifact-cache.js";
-import { WorkerMetrics, workerMetricsKey } from "../metrics/worker-metrics.js";
+import { WorkerMetrics } from "../metrics/worker-metrics.js";
 import { Cancellations } from "./cancellations.js";
 import { watchDecodes } from "./decode-watch.js";
+import { WorkerHeartbeat } from "./worker-heartbeat.js";
 import { consumeJobs } from "../jobs/job-consumer.js";
 import type { JobHandlers } from "../jobs/job-handlers.js";
 import type { Engine } from "./engine/engine.js";
@@ -31,10 +37,8 @@ import { ServedModel, type ServedModelStats, type ServingEvent } from "./served-
 import type { Logger } from "../logger.js";
 import { withTimeout } from "../process/with-timeout.js";
 
-const HEARTBEAT_MS = 2_000;
 /** How long a closing worker waits past its grace period for BullMQ and Redis. */
 const CLOSE_MARGIN_MS = 1_000;
-const HEARTBEAT_TTL_MS = 10_000;
 
 /** "job-finished" of an inference job (image jobs report their image count as the outcome). */
 export type JobFinished = StreamedJobFinished<InferenceOutcome>;
@@ -73,7 +77,7 @@ export class HearthWorker {
   private readonly metrics = new WorkerMetrics(this.id);
   private readonly store: BlobStore;
   private readonly artifacts: ArtifactCache;
-  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly heartbeat: WorkerHeartbeat;
   private closing = false;
 
   private constructor(
@@ -86,6 +90,7 @@ export class HearthWorker {
   ) {
     this.store = openBlobStore(config);
     this.artifacts = new ArtifactCache(this.store, config.artifactCache.dir, config.artifactCache.maxBytes);
+    this.heartbeat = new WorkerHeartbeat(publisher, config.redisPrefix, this.metrics, () => this.snapshot(), log);
   }
 
   static async start(config: Config, engine: Engine | undefined, log: Logger): Promise<HearthWorker> {
@@ -124,8 +129,7 @@ export class HearthWorker {
     await subscribeCancels(this.subscriber, this.config.redisPrefix, (id) => this.cancellations.cancel(id));
     if (this.config.worker.roles.includes("text")) await this.beginText();
     if (this.config.worker.roles.includes("image")) await this.beginImages();
-    await this.beat();
-    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    await this.heartbeat.start();
   }
 
   /** The image role: one consumer per image model, one image at a time (rendering takes the CPU or the GPU). */
@@ -138,7 +142,7 @@ export class HearthWorker {
         prefix: this.config.redisPrefix,
         concurrency: 1,
         log: this.log,
-        onMalformed: (job) => this.endMalformed(job),
+        onMalformed: (job) => endMalformedJob(this.jobDeps, job),
       });
       this.images.set(spec.id, { backend, consumer, connection });
       await consumer.waitUntilReady();
@@ -160,30 +164,12 @@ export class HearthWorker {
       );
     }
     await subscribeAdapterEvents(this.subscriber, this.config.redisPrefix, (event) => this.onAdapterEvent(event));
-    const {
-      contextsPerModel,
-      sequencesPerContext,
-      expressSequences,
-      adapterSequences,
-      adapterContexts,
-      contextSize,
-      threads,
-      maxAdapters,
-      adapterLoadsPerModel,
-    } = this.config.worker;
+    const { threads, expressSequences } = this.config.worker;
     for (const base of found) {
       const model = await ServedModel.start({
+        ...this.config.worker,
         engine,
         base,
-        contexts: contextsPerModel,
-        sequences: sequencesPerContext,
-        expressSequences,
-        adapterSequences,
-        adapterContexts,
-        contextSize,
-        threads,
-        maxAdapters,
-        adapterLoadsPerModel,
         adapterPath: (key) => adapterFile(this.store, key, this.artifacts),
         onDecode: watchDecodes(base.id, threads, this.metrics, this.log),
         log: this.log,
@@ -206,7 +192,7 @@ export class HearthWorker {
           prefix: this.config.redisPrefix,
           concurrency,
           log: this.log,
-          onMalformed: (job) => this.endMalformed(job),
+          onMalformed: (job) => endMalformedJob(this.jobDeps, job),
         }),
       );
       this.served.set(base.id, { model, consumers, connection });
@@ -234,8 +220,9 @@ export class HearthWorker {
     }
   }
 
-  private async beat() {
-    const info = {
+  /** What this worker serves, for its heartbeat (worker-heartbeat.ts). */
+  private snapshot(): WorkerInfo {
+    return {
       id: this.id,
       pid: process.pid,
       host: os.hostname(),
@@ -257,19 +244,6 @@ export class HearthWorker {
         };
       }),
     };
-    // Redis away: the next beat, two seconds on, tries again; the debug line is for tracing it.
-    for (const served of info.serving) {
-      this.metrics.adaptersLoaded.labels(served.model).set(served.adapters);
-      this.metrics.runningRequests.labels(served.model).set(served.requests);
-    }
-    const metrics = JSON.stringify(await this.metrics.registry.getMetricsAsJSON());
-    const metricsKey = workerMetricsKey(this.config.redisPrefix, this.id);
-    await this.publisher
-      .set(metricsKey, metrics, "PX", HEARTBEAT_TTL_MS)
-      .catch((err: unknown) => this.log.debug("metrics not sent", { worker: this.id, error: String(err) }));
-    await announceWorker(this.publisher, this.config.redisPrefix, info, HEARTBEAT_TTL_MS).catch((err: unknown) =>
-      this.log.debug("heartbeat not sent", { worker: this.id, error: String(err) }),
-    );
   }
 
   private readonly handlers: JobHandlers<"inference"> = {
@@ -279,22 +253,6 @@ export class HearthWorker {
   private readonly imageHandlers: JobHandlers<"images"> = {
     image: (payload) => this.image(payload),
   };
-
-  /** A job the registry refuses still ends its request, if it says where to, so its caller does not wait in vain. */
-  private async endMalformed(job: Job): Promise<void> {
-    const { replyTo, requestId, logTtlMs } = (job.data ?? {}) as Record<string, unknown>;
-    if (typeof replyTo !== "string" || typeof requestId !== "string") return;
-    const error = new AppError("internal", "The worker could not read the request (malformed job).");
-    const to = {
-      prefix: this.config.redisPrefix,
-      requestId,
-      replyTo,
-      logTtlMs: typeof logTtlMs === "number" && logTtlMs > 0 ? logTtlMs : 0,
-    };
-    await sendEvent(this.publisher, to, 1, { type: "error", error: error.toJSON() }).catch((err: unknown) =>
-      this.log.warn("could not end a malformed job's request", { requestId, error: String(err) }),
-    );
-  }
 
   private infer(payload: InferencePayload): Promise<InferenceOutcome | undefined> {
     return runStreamedJob(this.jobDeps, payload, async (signal, emit) => {
@@ -320,7 +278,7 @@ export class HearthWorker {
 
   /** Stops taking jobs, lets running ones finish (cancelling them after `graceMs`), then releases everything. */
   async close(graceMs = 10_000): Promise<void> {
-    clearInterval(this.heartbeat);
+    this.heartbeat.stop();
     this.closing = true;
     const consumers = [
       ...[...this.served.values()].flatMap((s) => s.consumers),

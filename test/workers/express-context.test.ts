@@ -130,8 +130,8 @@ describe("ModelInstance's express context", () => {
       {
         engine,
         base: { id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf") },
-        contexts: 1,
-        sequences: 1,
+        contextsPerModel: 1,
+        sequencesPerContext: 1,
         expressSequences: 1,
         adapterContexts: 1,
         adapterSequences: 1,

@@ -12,8 +12,8 @@ describe("ServedModel", () => {
     ServedModel.start({
       engine,
       base: { id: "m", path: "m.gguf" },
-      contexts: 1,
-      sequences: 3,
+      contextsPerModel: 1,
+      sequencesPerContext: 3,
       expressSequences: 0,
       adapterSequences: 2,
       adapterContexts: 2,

@@ -22,6 +22,21 @@ API_KEY_VARIABLES = ("HEARTH_API_KEY", "SERVICE_API_KEY")
 API_BASE_VARIABLE = "HEARTH_BASE_URL"
 USER_AGENT = f"hearth-python/{VERSION}"
 
+#: Where the module-level settings live (``hearth.client``: api_key, api_base, request_timeout).
+#: hearth.client registers itself here when it is imported; this module never imports it, so
+#: the two do not import each other.
+_settings: Any = None
+
+
+def use_settings(module: Any) -> None:
+    """Reads the module-level settings from ``module`` at each call (hearth.client calls this)."""
+    global _settings
+    _settings = module
+
+
+def _setting(name: str) -> Any:
+    return getattr(_settings, name, None)
+
 #: How many times a stream whose connection breaks is resumed before the break is raised.
 MAX_RESUMES = 3
 
@@ -44,9 +59,7 @@ class RequestOptions:
 
 def resolve_api_key(explicit: Optional[str] = None) -> str:
     """The call's key, else ``hearth.client.api_key``, else $HEARTH_API_KEY, else $SERVICE_API_KEY."""
-    from . import client
-
-    for candidate in (explicit, client.api_key, *(os.environ.get(name) for name in API_KEY_VARIABLES)):
+    for candidate in (explicit, _setting("api_key"), *(os.environ.get(name) for name in API_KEY_VARIABLES)):
         if candidate:
             return candidate
     raise AuthenticationError(
@@ -57,9 +70,7 @@ def resolve_api_key(explicit: Optional[str] = None) -> str:
 
 def resolve_api_base(explicit: Optional[str] = None) -> str:
     """The call's base URL, else ``hearth.client.api_base``, else $HEARTH_BASE_URL, else localhost:8080."""
-    from . import client
-
-    for candidate in (explicit, client.api_base, os.environ.get(API_BASE_VARIABLE)):
+    for candidate in (explicit, _setting("api_base"), os.environ.get(API_BASE_VARIABLE)):
         if candidate:
             return normalize_api_base(candidate)
     return DEFAULT_API_BASE
@@ -75,9 +86,7 @@ def normalize_api_base(url: str) -> str:
 
 
 def resolve_timeout(explicit: Optional[float] = None) -> Optional[float]:
-    from . import client
-
-    return explicit if explicit is not None else client.request_timeout
+    return explicit if explicit is not None else _setting("request_timeout")
 
 
 def request(

@@ -12,9 +12,10 @@ time; every call can also override them with ``api_key=``, ``api_base=`` and ``r
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
-from . import error
+from . import api_requestor, error
 from .hearth_object import HearthObject
 from .resources import ChatCompletion, Completion, Embedding, GeneratedImage, Image, Model, Stream
 from .version import VERSION
@@ -44,3 +45,6 @@ api_base: Optional[str] = None
 request_timeout: Optional[float] = 600.0
 
 __version__ = VERSION
+
+# The requests read the settings above from this module at each call.
+api_requestor.use_settings(sys.modules[__name__])

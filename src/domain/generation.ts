@@ -13,6 +13,8 @@ export const samplingSchema = z.object({
   temperature: z.number().min(0).max(2),
   topP: z.number().gt(0).max(1).optional(),
   topK: z.number().int().min(0).optional(),
+  /** Tokens less likely than minP × the most likely one's probability are left out. */
+  minP: z.number().min(0).max(1).optional(),
   seed: z.number().int().min(0).max(MAX_SEED).optional(),
   stop: z.array(z.string().min(1).max(MAX_STOP_CHARS)).max(MAX_STOP_SEQUENCES),
   presencePenalty: z.number().min(-2).max(2).optional(),

@@ -10,6 +10,7 @@ export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: numb
     temperature: req.temperature ?? 1,
     topP: req.top_p ?? undefined,
     topK: req.top_k ?? undefined,
+    minP: req.min_p ?? undefined,
     seed: req.seed ?? undefined,
     stop: req.stop,
     presencePenalty: req.presence_penalty ?? undefined,

@@ -214,6 +214,7 @@ function evaluateOptions(request: GenerateRequest, generated: Token[]): Sequence
   if (s.temperature > 0) {
     if (s.topK !== undefined) options.topK = s.topK;
     if (s.topP !== undefined) options.topP = s.topP;
+    if (s.minP !== undefined) options.minP = s.minP;
     if (s.seed !== undefined) options.seed = s.seed;
   }
   const penalised =

@@ -28,6 +28,18 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     expect(models.data.find((m) => m.id === MODEL)?.owned_by).toBe("hearth");
   });
 
+  it("honours min_p: at 1, hot sampling keeps to the most likely token, as greedy does", async () => {
+    const prompt = "The hearth ";
+    // min_p is not in the SDK's types; the SDK sends extra body fields as they are.
+    const hot = (seed: number, extra: Record<string, unknown>) =>
+      client.completions.create({ model: MODEL, prompt, max_tokens: 24, temperature: 1.8, seed, ...extra });
+    for (const seed of [11, 12, 13]) {
+      expect((await hot(seed, { min_p: 1 })).choices[0]!.text).toBe(greedyText(prompt, 24));
+    }
+    const without = await Promise.all([11, 12, 13].map(async (seed) => (await hot(seed, {})).choices[0]!.text));
+    expect(without.some((text) => text !== greedyText(prompt, 24))).toBe(true);
+  });
+
   it("completes greedily exactly as the bigram table predicts", async () => {
     const prompt = "The hearth ";
     const r = await client.completions.create({ model: MODEL, prompt, max_tokens: 40, temperature: 0 });

@@ -354,6 +354,18 @@ describe("LlamaEngine", () => {
     expect(named === "vulkan" || /vulkan/i.test(named)).toBe(true);
   });
 
+  it("leaves out tokens below min_p times the most likely one's probability", async () => {
+    const expected = (await run("Min ", greedy(24))).text;
+    const seeds = [1, 2, 3, 4, 5, 6];
+    // Hot sampling wanders off the greedy path for some seed...
+    const hot = await Promise.all(seeds.map((seed) => run("Min ", greedy(24, { temperature: 1.8, seed }))));
+    expect(hot.some((r) => r.text !== expected)).toBe(true);
+    // ...but min_p 1 keeps only the most likely token at each step, whatever the temperature.
+    for (const seed of seeds) {
+      expect((await run("Min ", greedy(24, { temperature: 1.8, seed, minP: 1 }))).text).toBe(expected);
+    }
+  });
+
   it("samples reproducibly with a seed", async () => {
     const sampling = greedy(30, { temperature: 1.2, seed: 42 });
     const a = await run("Seeded ", sampling);

@@ -47,6 +47,9 @@ const sampling = {
     .min(0)
     .nullish()
     .openapi({ description: "Sample among the k most likely tokens. Default off." }),
+  min_p: z.number().min(0).max(1).nullish().openapi({
+    description: "Leave out tokens less likely than min_p times the most likely token's probability. Default off.",
+  }),
   seed: z
     .number()
     .int()

@@ -21,6 +21,8 @@ export const contractRoutes: ContractRoute[] = [
   openai.embeddingsRoute,
   openai.resumeStreamRoute,
   openai.modelsRoute,
+  openai.retrieveModelRoute,
+  openai.retrieveModelByPathRoute,
   accounts.listAccountsRoute,
   accounts.getAccountRoute,
   accounts.whoAmIRoute,

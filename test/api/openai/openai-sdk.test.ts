@@ -28,6 +28,21 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     expect(models.data.find((m) => m.id === MODEL)?.owned_by).toBe("hearth");
   });
 
+  it("gets one model by its name, URL-encoded as the SDK sends it or as a path; another is a 404", async () => {
+    const model = await client.models.retrieve(MODEL);
+    expect(model).toMatchObject({ id: MODEL, object: "model", owned_by: "hearth", kind: "base", parent: null });
+    const get = (path: string) =>
+      fetch(`${hearth.baseURL}${path}`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
+    const raw = await get(`/models/${MODEL}`);
+    expect(raw.status).toBe(200);
+    expect(await raw.json()).toEqual(model);
+    expect((await get(`/models/${encodeURIComponent(MODEL)}`)).status).toBe(200);
+    const missing = await client.models.retrieve("accounts/hearth/models/no-such-model").catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((missing as InstanceType<typeof OpenAI.NotFoundError>).message).toMatch(/does not exist/);
+    expect((await get("/models/accounts/hearth/models/no-such-model")).status).toBe(404);
+  });
+
   it("honours min_p: at 1, hot sampling keeps to the most likely token, as greedy does", async () => {
     const prompt = "The hearth ";
     // min_p is not in the SDK's types; the SDK sends extra body fields as they are.

@@ -92,21 +92,24 @@ export const embeddingListSchema = z
   .openapi("EmbeddingList");
 export type EmbeddingList = z.infer<typeof embeddingListSchema>;
 
+export const modelObjectSchema = z
+  .object({
+    id: z.string().openapi({ description: "The model name, accounts/<account_id>/models/<model_id>." }),
+    object: z.literal("model"),
+    created: z.number().int().openapi({ description: "Unix time in seconds." }),
+    owned_by: z.string().openapi({ description: "The owning account ID." }),
+    kind: z.enum(MODEL_KINDS),
+    parent: z.string().nullable().openapi({ description: "An adapter's base model; null for a base model." }),
+    context_length: z.number().int().nullable(),
+  })
+  .openapi("OpenAIModel");
+export type ModelObject = z.infer<typeof modelObjectSchema>;
+
 export const modelListSchema = z
   .object({
     object: z.literal("list"),
     data: z
-      .array(
-        z.object({
-          id: z.string().openapi({ description: "The model name, accounts/<account_id>/models/<model_id>." }),
-          object: z.literal("model"),
-          created: z.number().int().openapi({ description: "Unix time in seconds." }),
-          owned_by: z.string().openapi({ description: "The owning account ID." }),
-          kind: z.enum(MODEL_KINDS),
-          parent: z.string().nullable().openapi({ description: "An adapter's base model; null for a base model." }),
-          context_length: z.number().int().nullable(),
-        }),
-      )
+      .array(modelObjectSchema)
       .openapi({ description: "The public READY base models and the caller's DEPLOYED adapters." }),
   })
   .openapi("ModelList");

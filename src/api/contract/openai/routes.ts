@@ -10,6 +10,7 @@ import {
   completionSchema,
   embeddingListSchema,
   modelListSchema,
+  modelObjectSchema,
 } from "./responses.js";
 
 /** The OpenAI-compatible endpoints. */
@@ -163,6 +164,37 @@ export const modelsRoute = contractRoute({
   description: "The public READY base models and the caller's DEPLOYED adapters (with `parent`, their base model).",
   tag,
   responses: ok("The models.", modelListSchema),
+});
+
+const modelNotServable: Reasons = {
+  not_found: "No model of that name can be queried now: missing, not deployed, or another account's.",
+};
+
+export const retrieveModelRoute = contractRoute({
+  method: "get",
+  path: "/v1/models/{model}",
+  operationId: "retrieveModel",
+  scope: "any",
+  summary: "Get a model the key can query now",
+  description:
+    "`model` is the model's name, URL-encoded (`accounts%2Fhearth%2Fmodels%2Fhearth-tiny`, as the SDKs send it); " +
+    "`GET /v1/models/accounts/{account_id}/models/{model_id}` is the same with the name as it is.",
+  tag,
+  request: { params: z.object({ model: z.string() }) },
+  responses: ok("The model.", modelObjectSchema),
+  errors: modelNotServable,
+});
+
+export const retrieveModelByPathRoute = contractRoute({
+  method: "get",
+  path: "/v1/models/accounts/{account_id}/models/{model_id}",
+  operationId: "retrieveModelByPath",
+  scope: "any",
+  summary: "Get a model the key can query now, its name as a path",
+  tag,
+  request: { params: z.object({ account_id: z.string(), model_id: z.string() }) },
+  responses: ok("The model.", modelObjectSchema),
+  errors: modelNotServable,
 });
 
 /** The SSE chunks: no operation names their schemas (the stream descriptions do), so the document lists them itself. */

@@ -1,12 +1,11 @@
-import { randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { AppError } from "../errors.js";
 import { checkKey, commitGuarded, type BlobInfo, type BlobStore, type PutOptions } from "./blob-store.js";
 import { putMeter } from "./put-meter.js";
+import { PARTIAL_SUFFIX, writeThroughTempFile } from "./temp-file.js";
 
 /** A BlobStore on the local file system (a directory shared by API and workers). */
 export class FileBlobStore implements BlobStore {
@@ -14,18 +13,12 @@ export class FileBlobStore implements BlobStore {
 
   async put(key: string, body: AsyncIterable<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
     const file = this.file(key);
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${randomUUID()}.partial`;
     const meter = putMeter(key, options);
-    try {
-      await pipeline(body, meter.stream, createWriteStream(temp, { flags: "wx" }));
+    return writeThroughTempFile(file, body, meter.stream, async (temp) => {
       const { size, sha256 } = meter.finish();
       await commitGuarded(options, size, () => fs.rename(temp, file));
       return { key, size, sha256 };
-    } catch (err) {
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
+    });
   }
 
   async get(key: string): Promise<Readable> {
@@ -45,7 +38,7 @@ export class FileBlobStore implements BlobStore {
     const base = prefix === "" ? this.root : this.file(prefix.replace(/\/$/, ""), true);
     const entries = await fs.readdir(base, { recursive: true, withFileTypes: true }).catch(() => []);
     return entries
-      .filter((e) => e.isFile() && !e.name.endsWith(".partial"))
+      .filter((e) => e.isFile() && !e.name.endsWith(PARTIAL_SUFFIX))
       .map((e) => path.relative(this.root, path.join(e.parentPath, e.name)).split(path.sep).join("/"))
       .sort();
   }

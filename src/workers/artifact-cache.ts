@@ -1,11 +1,10 @@
-import { createHash, randomUUID } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { createHash } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { AppError } from "../errors.js";
 import { checkKey, type BlobStore } from "../storage/blob-store.js";
+import { PARTIAL_SUFFIX, writeThroughTempFile } from "../storage/temp-file.js";
 
 interface Entry {
   file: string;
@@ -65,8 +64,6 @@ export class ArtifactCache {
       throw new AppError("internal", `The adapter file ${key} is missing from storage: was it deleted meanwhile?`);
     }
     const file = path.join(this.dir, ...key.split("/"));
-    await fs.mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${randomUUID()}.partial`;
     const hash = createHash("sha256");
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -74,17 +71,13 @@ export class ArtifactCache {
         done(null, chunk);
       },
     });
-    try {
-      await pipeline(await this.store.get(key), meter, createWriteStream(temp, { flags: "wx" }));
+    await writeThroughTempFile(file, await this.store.get(key), meter, async (temp) => {
       const sha256 = hash.digest("hex");
       if (info.sha256 && info.sha256 !== sha256) {
         throw new AppError("internal", `The download of ${key} has SHA-256 ${sha256}, not the stored ${info.sha256}.`);
       }
       await fs.rename(temp, file);
-    } catch (error) {
-      await fs.rm(temp, { force: true });
-      throw error;
-    }
+    });
     this.entries.set(key, { file, size: info.size, usedAt: ++this.clock });
     await this.trim(key);
     return file;
@@ -110,7 +103,7 @@ export class ArtifactCache {
     for (const item of found) {
       if (!item.isFile()) continue;
       const file = path.join(item.parentPath, item.name);
-      if (item.name.endsWith(".partial")) {
+      if (item.name.endsWith(PARTIAL_SUFFIX)) {
         await fs.rm(file, { force: true });
         continue;
       }

@@ -235,7 +235,10 @@ describe("quotas", () => {
     );
     const stored = await Promise.all(["one", "two"].map(async (m) => (await owner.getModel(m)).body.files ?? []));
     expect(stored.flat().reduce((sum: number, f: { size: number }) => sum + f.size, 0)).toBe(3002);
-    expect(await partials()).toEqual([]);
+    // No partial file stays. An aborted request's (the client may retry a PUT on a fresh
+    // connection once the server closed the old one) is removed as its connection closes, so
+    // that removal is waited for; a partial left for good still fails.
+    await eventually(async () => expect(await partials()).toEqual([]));
   });
 
   it("shows an account its limits as they apply", async () => {

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { AppError } from "../../errors.js";
+import { REFUSAL } from "../contract/openai/parameter-policy.js";
 
 /** Reads a JSON body and validates it; any problem is a 400 naming the field. */
 export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
@@ -61,10 +62,20 @@ function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
  * a missing one is "required", a present one of the wrong type says what was expected.
  */
 function validationError(issue: z.core.$ZodIssue, input: unknown): AppError {
+  if (issue.code === "unrecognized_keys") {
+    const param = paramName([...issue.path, issue.keys[0]!]);
+    return new AppError(
+      "invalid_request",
+      `Unknown parameter: ${param}. It is not one Hearth takes (docs/api.md lists them); nothing was done.`,
+      { param },
+    );
+  }
   const param = paramName(issue.path);
   const value = valueAt(input, issue.path);
   let message: string;
-  if (value === undefined && (issue.code === "invalid_type" || issue.code === "invalid_union")) {
+  if (issue.code === "custom" && issue.params?.[REFUSAL] === true) {
+    message = issue.message;
+  } else if (value === undefined && (issue.code === "invalid_type" || issue.code === "invalid_union")) {
     message = `${param} is required.`;
   } else if (issue.code === "invalid_type") {
     message = `Invalid ${param}: expected ${expectedName(issue.expected)}, got ${describe(value)}.`;

@@ -1,19 +1,11 @@
 import { z } from "@hono/zod-openapi";
+import { withPolicy } from "./parameter-policy.js";
 import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "../../../domain/sampling-limits.js";
 
 /**
  * The OpenAI requests Hearth accepts. They are converted to Hearth's own job payloads at
  * the route and travel no further. Descriptions here are the document's.
  */
-
-const NOT_SUPPORTED = "Not supported: only absent, null or false is accepted; anything else is a 400.";
-
-const unsupported = (what: string) =>
-  z
-    .any()
-    .refine((v) => v === undefined || v === null || v === false, { message: `${what} is not supported` })
-    .optional()
-    .openapi({ description: NOT_SUPPORTED });
 
 const stopString = z
   .string()
@@ -34,8 +26,6 @@ const model = z
   .string({ message: "model is required: a name like accounts/hearth/models/hearth-tiny" })
   .min(1)
   .openapi({ description: "The model name, `accounts/<account_id>/models/<model_id>` (GET /v1/models lists them)." });
-
-const user = z.string().max(256).nullish().openapi({ description: "Accepted, recorded nowhere." });
 
 const sampling = {
   model,
@@ -87,10 +77,6 @@ const sampling = {
     .max(10)
     .nullish()
     .openapi({ description: "Multiplicative, as in Hugging Face and vLLM. Default 1." }),
-  user,
-  logprobs: unsupported("logprobs"),
-  logit_bias: unsupported("logit_bias"),
-  tools: unsupported("tools"),
   response_format: z
     .object({ type: z.literal("text", { message: "only response_format type 'text' is supported" }) })
     .nullish()
@@ -106,25 +92,15 @@ const maxTokens = z
 
 const promptList = z.array(z.string(), { message: "prompt must be a string or an array of strings" }).min(1).max(64);
 
-export const completionRequestSchema = z
-  .object({
-    ...sampling,
-    prompt: z
-      .union([z.string(), promptList], { message: "prompt must be a string or an array of strings" })
-      .openapi({ description: "One prompt or up to 64; each yields n choices (at most 64 choices per request)." }),
-    max_tokens: maxTokens.openapi({
-      description: "Default 16. The prompt and max_tokens must fit the context, else a 400 with param max_tokens.",
-    }),
-    echo: unsupported("echo"),
-    suffix: unsupported("suffix"),
-    best_of: z
-      .number()
-      .int()
-      .max(1, { message: "best_of is not supported" })
-      .nullish()
-      .openapi({ description: "Only 1 (or absent) is accepted." }),
-  })
-  .openapi("CompletionRequest");
+export const completionRequestSchema = withPolicy("completions", {
+  ...sampling,
+  prompt: z
+    .union([z.string(), promptList], { message: "prompt must be a string or an array of strings" })
+    .openapi({ description: "One prompt or up to 64; each yields n choices (at most 64 choices per request)." }),
+  max_tokens: maxTokens.openapi({
+    description: "Default 16. The prompt and max_tokens must fit the context, else a 400 with param max_tokens.",
+  }),
+}).openapi("CompletionRequest");
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -132,49 +108,40 @@ const messageContent = z.union([z.string(), z.array(textPart).min(1)], {
   message: "content must be a string or an array of text parts",
 });
 
-export const chatRequestSchema = z
-  .object({
-    ...sampling,
-    messages: z
-      .array(
-        z.object({
-          role: z.enum(["system", "developer", "user", "assistant"], {
-            message: "role must be one of system, developer, user, assistant",
-          }),
-          content: messageContent,
-          name: z.string().nullish(),
+export const chatRequestSchema = withPolicy("chat", {
+  ...sampling,
+  messages: z
+    .array(
+      z.object({
+        role: z.enum(["system", "developer", "user", "assistant"], {
+          message: "role must be one of system, developer, user, assistant",
         }),
-        { message: "messages must be an array of messages" },
-      )
-      .min(1, { message: "messages must hold at least one message" })
-      .openapi({ description: "The conversation; `developer` is treated as `system`, text parts are joined." }),
-    max_tokens: maxTokens.openapi({ description: "Default: until the context is full." }),
-    max_completion_tokens: maxTokens.openapi({ description: "Takes precedence over max_tokens." }),
-    top_logprobs: unsupported("top_logprobs"),
-  })
-  .openapi("ChatCompletionRequest");
+        content: messageContent,
+        name: z.string().nullish(),
+      }),
+      { message: "messages must be an array of messages" },
+    )
+    .min(1, { message: "messages must hold at least one message" })
+    .openapi({ description: "The conversation; `developer` is treated as `system`, text parts are joined." }),
+  max_tokens: maxTokens.openapi({ description: "Default: until the context is full." }),
+  max_completion_tokens: maxTokens.openapi({ description: "Takes precedence over max_tokens." }),
+}).openapi("ChatCompletionRequest");
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
-export const embeddingRequestSchema = z
-  .object({
-    model,
-    input: z
-      .union(
-        [
-          z.string(),
-          z.array(z.string(), { message: "input must be a string or an array of strings" }).min(1).max(2048),
-        ],
-        { message: "input must be a string or an array of strings" },
-      )
-      .openapi({ description: "One text or up to 2048, embedded as one job." }),
-    encoding_format: z
-      .enum(["float", "base64"])
-      .nullish()
-      .openapi({ description: "`base64`: the little-endian float32 bytes. Default `float`." }),
-    dimensions: z.number().int().min(1).nullish().openapi({
-      description: "Keep the first `dimensions` components, re-normalised; more than the model has is a 400.",
-    }),
-    user,
-  })
-  .openapi("EmbeddingRequest");
+export const embeddingRequestSchema = withPolicy("embeddings", {
+  model,
+  input: z
+    .union(
+      [z.string(), z.array(z.string(), { message: "input must be a string or an array of strings" }).min(1).max(2048)],
+      { message: "input must be a string or an array of strings" },
+    )
+    .openapi({ description: "One text or up to 2048, embedded as one job." }),
+  encoding_format: z
+    .enum(["float", "base64"])
+    .nullish()
+    .openapi({ description: "`base64`: the little-endian float32 bytes. Default `float`." }),
+  dimensions: z.number().int().min(1).nullish().openapi({
+    description: "Keep the first `dimensions` components, re-normalised; more than the model has is a 400.",
+  }),
+}).openapi("EmbeddingRequest");
 export type EmbeddingRequest = z.infer<typeof embeddingRequestSchema>;

@@ -1,56 +1,28 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import crypto from "node:crypto";
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.js";
 import { eventually } from "../helpers/eventually.js";
-import { freePort } from "../helpers/net.js";
+import { startNpmStart, type StartedHearth } from "../helpers/npm-start.js";
 import { greedyText } from "../helpers/oracle.js";
 import { readSse, textOf, type SseEvent } from "../helpers/sse.js";
-import { deleteRedisKeys } from "../helpers/redis.js";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
 
 // `npm start` as a newcomer runs it: the supervisor starts the API and a worker as
 // separate processes, builds the demo models and the admin key on first start.
 describe("npm start (supervisor, API and worker as child processes)", () => {
-  let child: ChildProcess;
+  let hearth: StartedHearth;
+  let child: StartedHearth["child"];
   let dataDir: string;
   let port: number;
-  let output = "";
-  const prefix = `hearth-start-${crypto.randomBytes(4).toString("hex")}`;
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const output = () => hearth.output();
 
   beforeAll(async () => {
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-"));
-    port = await freePort();
-    child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/main.ts")], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        PORT: String(port),
-        HEARTH_DATA_DIR: dataDir,
-        REDIS_URL: redisUrl,
-        HEARTH_REDIS_PREFIX: prefix,
-        HEARTH_CONTEXT_SIZE: "2048",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout!.on("data", (d) => (output += d));
-    child.stderr!.on("data", (d) => (output += d));
-    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, 90_000, () => output);
+    hearth = await startNpmStart();
+    ({ child, dataDir, port } = hearth);
   }, 120_000);
 
-  afterAll(async () => {
-    if (child && child.exitCode === null) child.kill("SIGKILL");
-    await fs.rm(dataDir, { recursive: true, force: true });
-    await deleteRedisKeys(redisUrl, `${prefix}:*`);
-  });
+  afterAll(() => hearth?.close());
 
   it("writes the admin key once, mode 0600, and serves hearth-tiny with it", async () => {
     const keyFile = path.join(dataDir, "admin-api-key");
@@ -58,8 +30,8 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     expect(stat.mode & 0o777).toBe(0o600);
     const apiKey = (await fs.readFile(keyFile, "utf8")).trim();
     // Its output is a pipe here, not a terminal: the key is in the file, never in the output.
-    expect(output).not.toContain(apiKey);
-    expect(output).toContain(
+    expect(output()).not.toContain(apiKey);
+    expect(output()).toContain(
       `Created an admin API key, written to ${keyFile} (not printed: this output is not a terminal).`,
     );
     await fs.access(path.join(dataDir, "models", "hearth-tiny.gguf"));
@@ -97,7 +69,9 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
       await browser.close();
     }
     // The processes' logs are JSON lines, and hold no API key (the first start's, printed once, aside).
-    const lines = output.split("\n").filter((l) => l.startsWith("{"));
+    const lines = output()
+      .split("\n")
+      .filter((l) => l.startsWith("{"));
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.some((l) => (JSON.parse(l) as { msg?: string }).msg === "request")).toBe(true);
     expect(lines.filter((l) => l.includes(apiKey))).toEqual([]);
@@ -137,21 +111,8 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     expect(refusedAt).toBeLessThan(streamEndedAt);
     expect(textOf(events)).toBe(greedyText("Drain ", 2000));
     expect(await exited).toBe(0);
-    const api = output.indexOf("stopped: api");
+    const api = output().indexOf("stopped: api");
     expect(api).toBeGreaterThan(-1);
-    expect(output.indexOf("stopped: worker")).toBeGreaterThan(api);
+    expect(output().indexOf("stopped: worker")).toBeGreaterThan(api);
   }, 60_000);
 });
-
-async function waitUntilReady(url: string, timeoutMs: number, log: () => string) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await fetch(url).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`Hearth did not become ready:\n${log()}`);
-}

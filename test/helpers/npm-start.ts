@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { freePort } from "./net.js";
+import { deleteRedisKeys } from "./redis.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Hearth as `npm start` runs it: the supervisor, with the API and a worker as child processes. */
+export interface StartedHearth {
+  child: ChildProcess;
+  dataDir: string;
+  port: number;
+  /** What it printed, stdout and stderr together. */
+  output(): string;
+  /** The admin key it wrote on its first start. */
+  adminKey(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Starts it on a free port with a fresh data directory and Redis prefix, and waits until it is ready. */
+export async function startNpmStart(env: Record<string, string> = {}): Promise<StartedHearth> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-"));
+  const port = await freePort();
+  const prefix = `hearth-start-${crypto.randomBytes(4).toString("hex")}`;
+  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  let output = "";
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/main.ts")], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HEARTH_DATA_DIR: dataDir,
+      REDIS_URL: redisUrl,
+      HEARTH_REDIS_PREFIX: prefix,
+      HEARTH_CONTEXT_SIZE: "2048",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const started: StartedHearth = {
+    child,
+    dataDir,
+    port,
+    output: () => output,
+    adminKey: async () => (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim(),
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await fs.rm(dataDir, { recursive: true, force: true });
+      await deleteRedisKeys(redisUrl, `${prefix}:*`);
+    },
+  };
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, 90_000, () => output);
+  } catch (error) {
+    await started.close();
+    throw error;
+  }
+  return started;
+}
+
+async function waitUntilReady(url: string, timeoutMs: number, log: () => string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`Hearth did not become ready:\n${log()}`);
+}

@@ -6,8 +6,11 @@
     r = hearth.client.Completion.create(model="accounts/hearth/models/hearth-tiny", prompt="The ", max_tokens=8)
     print(r.choices[0].text)
 
+    r = await hearth.client.AsyncChatCompletion.create(model=..., messages=[...])   # asyncio
+
 The settings are read at each call, so they (and the environment variables) can change at any
-time; every call can also override them with ``api_key=``, ``api_base=`` and ``request_timeout=``.
+time; every call can also override them with ``api_key=``, ``api_base=``, ``request_timeout=``,
+``max_retries=`` and ``max_retry_wait=``. The async classes (``Async…``) read the same settings.
 """
 
 from __future__ import annotations
@@ -15,15 +18,21 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from . import api_requestor, error
+from . import error, settings
+from .async_resources import AsyncChatCompletion, AsyncChunkStream, AsyncCompletion, AsyncEmbedding, AsyncImage
+from .async_resources import AsyncModel, AsyncStream
 from .hearth_object import HearthObject
-from .resources import ChatCompletion, Completion, Embedding, GeneratedImage, Image, Model, Stream
+from .resources import ChatCompletion, ChunkStream, Completion, Embedding, GeneratedImage, Image, Model, Stream
+from .stream_accumulator import StreamAccumulator
+from .tool_calls import parse_arguments, tool_message
 from .version import VERSION
 
 __all__ = [
     "api_key",
     "api_base",
     "request_timeout",
+    "max_retries",
+    "max_retry_wait",
     "Completion",
     "ChatCompletion",
     "Stream",
@@ -31,6 +40,17 @@ __all__ = [
     "Model",
     "Image",
     "GeneratedImage",
+    "ChunkStream",
+    "AsyncCompletion",
+    "AsyncChatCompletion",
+    "AsyncStream",
+    "AsyncEmbedding",
+    "AsyncModel",
+    "AsyncImage",
+    "AsyncChunkStream",
+    "StreamAccumulator",
+    "parse_arguments",
+    "tool_message",
     "HearthObject",
     "error",
 ]
@@ -44,7 +64,13 @@ api_base: Optional[str] = None
 #: Seconds to wait for the connection and for each read (each piece of a stream); None waits forever.
 request_timeout: Optional[float] = 600.0
 
+#: How many times a request refused with 429 or 503 is sent again (hearth.retries says when).
+max_retries: int = settings.DEFAULT_MAX_RETRIES
+
+#: The longest wait before a retry, in seconds: a longer Retry-After raises the error at once.
+max_retry_wait: float = settings.DEFAULT_MAX_RETRY_WAIT
+
 __version__ = VERSION
 
 # The requests read the settings above from this module at each call.
-api_requestor.use_settings(sys.modules[__name__])
+settings.use_settings(sys.modules[__name__])

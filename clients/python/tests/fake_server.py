@@ -127,7 +127,9 @@ class FakeServerTest(unittest.TestCase):
     def setUp(self) -> None:
         self.server = FakeServer().__enter__()
         self.addCleanup(self.server.__exit__)
-        patcher = mock.patch.multiple(hearth.client, api_key="hth_fake_key", api_base=self.server.url + "/v1", request_timeout=5.0)
+        patcher = mock.patch.multiple(
+            hearth.client, api_key="hth_fake_key", api_base=self.server.url + "/v1", request_timeout=5.0, max_retries=0
+        )
         patcher.start()
         self.addCleanup(patcher.stop)
         env = mock.patch.dict(os.environ, {}, clear=False)

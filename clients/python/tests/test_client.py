@@ -224,6 +224,63 @@ class KeyFromEnvironmentTest(HearthTest):
         self.assertEqual(hearth.client.Model.list().object, "list")
 
 
+class AsyncClientTest(HearthTest, unittest.IsolatedAsyncioTestCase):
+    """The async client (its own asyncio transport) gets the same answers from Hearth."""
+
+    async def test_completion_streamed_and_not(self) -> None:
+        case = EXPECTED["completion"]
+        fields = dict(model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0)
+        r = await hearth.client.AsyncCompletion.create(**fields)
+        self.assertEqual((r.object, r.choices[0].text, r.choices[0].finish_reason), ("text_completion", case["text"], "length"))
+        chunks = await hearth.client.AsyncCompletion.create(**fields, stream=True, stream_options={"include_usage": True})
+        self.assertIsNotNone(chunks.request_id)
+        acc = hearth.client.StreamAccumulator()
+        pieces = [acc.add(c) async for c in chunks]
+        self.assertGreater(len(pieces), 1)
+        whole = acc.result()
+        self.assertEqual((whole.choices[0].text, whole.choices[0].finish_reason), (case["text"], "length"))
+        self.assertEqual(whole.usage.completion_tokens, case["max_tokens"])
+
+    async def test_chat_streamed_and_not(self) -> None:
+        case = EXPECTED["chat"]
+        fields = dict(model=self.model, messages=case["messages"], max_tokens=case["max_tokens"], temperature=0)
+        r = await hearth.client.AsyncChatCompletion.create(**fields)
+        self.assertEqual((r.object, r.choices[0].message.role, r.choices[0].message.content), ("chat.completion", "assistant", case["content"]))
+        acc = hearth.client.StreamAccumulator()
+        async with await hearth.client.AsyncChatCompletion.create(**fields, stream=True) as chunks:
+            async for c in chunks:
+                self.assertEqual(c.object, "chat.completion.chunk")
+                acc.add(c)
+        message = acc.result().choices[0].message
+        self.assertEqual((message.role, message.content), ("assistant", case["content"]))
+        self.assertNotIn("tool_calls", message)
+
+    async def test_a_stream_closed_early_is_resumed_by_its_request_id(self) -> None:
+        case = EXPECTED["completion"]
+        chunks = await hearth.client.AsyncCompletion.create(
+            model=self.model, prompt=case["prompt"], max_tokens=case["max_tokens"], temperature=0, stream=True
+        )
+        first = await chunks.__anext__()
+        await chunks.aclose()
+        rest = await hearth.client.AsyncStream.resume(str(chunks.request_id), chunks.last_event_id)
+        self.assertEqual(first.choices[0].text + "".join([c.choices[0].text async for c in rest if c.choices]), case["text"])
+
+    async def test_embeddings_models_and_errors(self) -> None:
+        r = await hearth.client.AsyncEmbedding.create(model=self.model, input=["a hearth", "a fireplace"], dimensions=8)
+        self.assertEqual([len(d.embedding) for d in r.data], [8, 8])
+        listed = await hearth.client.AsyncModel.list()
+        self.assertIn(self.model, [m.id for m in listed.data])
+        self.assertEqual((await hearth.client.AsyncModel.retrieve(self.model)).state, "READY")
+        with self.assertRaises(error.NotFoundError) as missing:
+            await hearth.client.AsyncCompletion.create(model="accounts/hearth/models/no-such-model", prompt="x", stream=True)
+        self.assertEqual(missing.exception.param, "model")
+        with self.assertRaises(error.InvalidRequestError) as bad:
+            await hearth.client.AsyncChatCompletion.create(model=self.model, messages=[{"role": "user", "content": "x"}], temperature=3)
+        self.assertEqual((bad.exception.http_status, bad.exception.param), (400, "temperature"))
+        with self.assertRaises(error.AuthenticationError):
+            await hearth.client.AsyncModel.list(api_key="hth_not_a_key")
+
+
 if __name__ == "__main__":
     unittest.main()
 

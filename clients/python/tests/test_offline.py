@@ -233,7 +233,7 @@ class ResumeTest(FakeServerTest):
         self.route("GET /v1/streams/req-2", broken)
         with self.assertRaises(error.APIConnectionError):
             list(hearth.client.Completion.create(model=MODEL, prompt="x", stream=True))
-        self.assertEqual(len(self.server.requests), 1 + hearth.api_requestor.MAX_RESUMES)
+        self.assertEqual(len(self.server.requests), 1 + hearth.stream_progress.MAX_RESUMES)
 
     def test_resume_by_request_id(self) -> None:
         def rest(h: BaseHTTPRequestHandler) -> None:

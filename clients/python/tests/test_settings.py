@@ -59,7 +59,7 @@ class SettingsTest(FakeServerTest):
         self.assertEqual(self.server.requests[-1]["path"], "/v1/models")
 
     def test_default_base_url(self) -> None:
-        from hearth.api_requestor import resolve_api_base
+        from hearth.settings import resolve_api_base
 
         hearth.client.api_base = None
         self.assertEqual(resolve_api_base(), "http://localhost:8080/v1")

@@ -184,6 +184,7 @@ function objectSchema(
   if (!isObject(rawProperties)) throw new Refusal("properties", at, "properties must be an object.");
   const properties: Record<string, GrammarJsonSchema> = {};
   for (const [name, property] of Object.entries(rawProperties)) {
+    writable(name, "properties", at);
     properties[name] = translate(property, `${at}/properties/${escapePointer(name)}`, defNames, depth + 1);
   }
   const names = Object.keys(properties);
@@ -251,8 +252,9 @@ function arraySchema(
   let maxItems = bound(schema, "maxItems", at);
   const out: Record<string, unknown> = { type: "array" };
   if (schema.prefixItems !== undefined) {
-    if (!Array.isArray(schema.prefixItems))
-      throw new Refusal("prefixItems", at, "prefixItems must be an array of schemas.");
+    if (!Array.isArray(schema.prefixItems) || schema.prefixItems.length === 0) {
+      throw new Refusal("prefixItems", at, "prefixItems must be a non-empty array of schemas.");
+    }
     out.prefixItems = schema.prefixItems.map((item, i) =>
       translate(item, `${at}/prefixItems/${i}`, defNames, depth + 1),
     );
@@ -288,6 +290,7 @@ function literals(schema: Record<string, unknown>, at: string): GrammarJsonSchem
   if (values.some((v) => typeof v === "number" && !Number.isFinite(v))) {
     throw new Refusal(keyword, at, `${keyword} numbers must be finite.`);
   }
+  for (const value of values) if (typeof value === "string") writable(value, keyword, at);
   const types = schema.type === undefined ? undefined : [schema.type].flat();
   if (types?.some((t) => typeof t !== "string" || !TYPES.includes(t))) {
     throw new Refusal("type", at, `type must be one of ${TYPES.join(", ")}.`);
@@ -295,6 +298,22 @@ function literals(schema: Record<string, unknown>, at: string): GrammarJsonSchem
   const allowed = types ? values.filter((v) => types.some((t) => matchesType(v, t as string))) : values;
   if (allowed.length === 0) throw new Refusal(keyword, at, `No ${keyword} value has the schema's type.`);
   return { enum: [...new Set(allowed)] };
+}
+
+/**
+ * A property name or string value the grammar writes as it is: the builder escapes quotes,
+ * backslashes, tabs and line breaks in it, not the other control characters, which JSON does
+ * not allow unescaped.
+ */
+function writable(text: string, keyword: string, at: string) {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is looked for
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(text)) {
+    throw new Refusal(
+      keyword,
+      at,
+      `${keyword} holds a control character (other than tab or a line break) in "${JSON.stringify(text).slice(1, -1)}".`,
+    );
+  }
 }
 
 function matchesType(value: unknown, type: string): boolean {

@@ -31,6 +31,7 @@ import { loadScenario } from "./scenarios/load.js";
 import { batchingScenario } from "./scenarios/batching.js";
 import { threadsScenario } from "./scenarios/threads.js";
 import { placementScenario } from "./scenarios/placement.js";
+import { structuredScenario } from "./scenarios/structured.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -88,6 +89,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   batching: batchingScenario,
   threads: threadsScenario,
   placement: placementScenario,
+  structured: structuredScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

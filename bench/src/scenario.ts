@@ -20,6 +20,7 @@ export const SCENARIO_IDS = [
   "batching",
   "threads",
   "placement",
+  "structured",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

@@ -52,6 +52,9 @@ export interface BenchSizes {
   /** Threads: requests one after another per run (thread count × quiet or busy), tokens each. */
   threadsRequests: number;
   threadsTokens: number;
+  /** Structured output: requests per stream per level (1 and 16 streams), tokens each. */
+  structuredRounds: number;
+  structuredTokens: number;
   /**
    * Placement: rounds (each runs placement off, then on), workers, deployed adapters (Zipf-popular),
    * concurrent streams, requests before and while measuring, tokens each, adapters each worker keeps.
@@ -98,6 +101,8 @@ export const quickSizes: BenchSizes = {
   batchingTokens: 32,
   threadsRequests: 3,
   threadsTokens: 48,
+  structuredRounds: 2,
+  structuredTokens: 64,
   placementRounds: 1,
   placementWorkers: 3,
   placementAdapters: 50,
@@ -131,6 +136,8 @@ export const fullSizes: BenchSizes = {
   batchingTokens: 128,
   threadsRequests: 5,
   threadsTokens: 128,
+  structuredRounds: 3,
+  structuredTokens: 128,
   placementRounds: 2,
   placementWarmup: 200,
   placementRequests: 600,

@@ -11,3 +11,14 @@ export const MAX_STOP_CHARS = 256;
 export const MAX_SEED = 2 ** 32 - 1;
 /** No context is longer (HEARTH_CONTEXT_SIZE's bound); the model's own context is checked at admission. */
 export const MAX_TOKENS = 1_048_576;
+/** Longest GBNF grammar a request may give, in characters. */
+export const MAX_GRAMMAR_CHARS = 32_768;
+/** Longest JSON schema a request may give, in characters of its JSON. */
+export const MAX_SCHEMA_CHARS = 65_536;
+/** Deepest nesting of schemas within a JSON schema. */
+export const MAX_SCHEMA_DEPTH = 32;
+/**
+ * Largest length or count in a JSON schema (maxLength, maxItems…): llama.cpp expands a bounded
+ * repetition into that many grammar rules.
+ */
+export const MAX_SCHEMA_BOUND = 1_000;

@@ -57,6 +57,8 @@ const tinySizes: BenchSizes = {
   batchingTokens: 4,
   threadsRequests: 1,
   threadsTokens: 4,
+  structuredRounds: 1,
+  structuredTokens: 4,
   placementRounds: 1,
   placementWorkers: 2,
   placementAdapters: 3,

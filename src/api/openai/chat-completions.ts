@@ -23,6 +23,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? null;
     const param = req.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
     checkMaxTokens(maxTokens, param, req.model, resolved, deps.config.worker.contextSize);
+    const sampling = toSampling(req, maxTokens);
     await deps.management.catalog.templates.beforeChat(model.chatTemplate);
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
@@ -35,11 +36,11 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(
-      deps.inference.run(
-        { kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
-        abort.signal,
-        { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, ...ticket.queueing },
-      ),
+      deps.inference.run({ kind: "chat", model, messages, n, sampling, streamed: view !== undefined }, abort.signal, {
+        requestId,
+        resumable: view && { accountId: c.get("caller").accountId, view },
+        ...ticket.queueing,
+      }),
     );
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });

@@ -23,6 +23,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const model = resolved.target;
     const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
     checkMaxTokens(maxTokens, "max_tokens", req.model, resolved, deps.config.worker.contextSize);
+    const sampling = toSampling(req, maxTokens);
     const prompts = typeof req.prompt === "string" ? [req.prompt] : req.prompt;
     const n = req.n ?? 1;
     if (prompts.length * n > MAX_CHOICES) {
@@ -47,7 +48,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const ticket = await admitGeneration(c, deps, requestId, completionEstimate(prompts, n, maxTokens));
     const events = ticket.track(
       deps.inference.run(
-        { kind: "completion", model, prompts, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
+        { kind: "completion", model, prompts, n, sampling, streamed: view !== undefined },
         abort.signal,
         {
           requestId,

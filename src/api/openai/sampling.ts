@@ -2,8 +2,9 @@ import { AppError } from "../../errors.js";
 import type { Sampling } from "../../domain/generation.js";
 import type { ChatRequest, CompletionRequest } from "../contract/openai/requests.js";
 import type { ResolvedModel } from "../services/model-resolver.js";
+import { toConstraint } from "./response-format.js";
 
-/** OpenAI sampling fields → Hearth's. `defaultMaxTokens` null means "until the context is full". */
+/** OpenAI sampling fields (response_format among them) → Hearth's. `defaultMaxTokens` null means "until the context is full". */
 export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: number | null): Sampling {
   return {
     maxTokens,
@@ -16,6 +17,7 @@ export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: numb
     presencePenalty: req.presence_penalty ?? undefined,
     frequencyPenalty: req.frequency_penalty ?? undefined,
     repetitionPenalty: req.repetition_penalty ?? undefined,
+    constraint: toConstraint(req.response_format, req.stop),
   };
 }
 

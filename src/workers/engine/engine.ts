@@ -106,8 +106,15 @@ export interface GenerateRequest {
   promptTokens: number[];
   /** The adapter to generate with (the context must have been created with `adapters`). */
   adapter?: EngineAdapter;
+  /**
+   * How to sample; with `sampling.constraint` the output is held to a JSON schema or a GBNF
+   * grammar (domain/generation.ts), compiled once per engine and shared, and the generation
+   * ends when the grammar is complete (finish reason "stop"), or at max tokens ("length": cut
+   * short, the output may then be incomplete). A grammar that does not compile is an AppError
+   * 400 naming `response_format`, thrown before the request takes a sequence.
+   */
   sampling: Sampling;
-  /** Stop strings beyond sampling.stop (from the chat template). */
+  /** Stop strings beyond sampling.stop (from the chat template); not applied under a constraint. */
   extraStop?: readonly string[];
   /**
    * An express request (fair scheduling's express lane: the request of an account with nothing

@@ -1,9 +1,18 @@
-import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import {
+  LlamaGrammarEvaluationState,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+  type SequenceEvaluateOptions,
+  type Token,
+} from "node-llama-cpp";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
 import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
+import type { LlamaGrammars } from "./llama-grammars.js";
 import { TokenTextDecoder } from "./token-text.js";
 
 /**
@@ -31,6 +40,8 @@ export class LlamaEngineContext implements EngineContext {
     private readonly context: LlamaContext,
     /** The context's batch strategy: keeps the generating sequences in step. */
     private readonly gang: StepGang,
+    /** The engine's compiled grammars, for requests with an output constraint. */
+    private readonly grammars: LlamaGrammars,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
   ) {}
@@ -61,13 +72,16 @@ export class LlamaEngineContext implements EngineContext {
       );
     }
     const lora = this.loraOf(request.adapter);
+    // Compiled (or refused) before a sequence is taken, so a bad grammar waits for nobody.
+    const constraint = request.sampling.constraint;
+    const grammar = constraint ? await this.grammars.get(constraint) : undefined;
     const express = request.express === true;
     const sequence = await this.acquire(signal, express);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, signal, onText);
+      return await this.run(sequence, prompt, maxTokens, request, grammar, signal, onText);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -80,10 +94,14 @@ export class LlamaEngineContext implements EngineContext {
     prompt: Token[],
     maxTokens: number,
     request: GenerateRequest,
+    grammar: LlamaGrammar | undefined,
     signal: AbortSignal,
     onText: (text: string) => void,
   ): Promise<GenerateResult> {
-    const stops = new StopMatcher([...request.sampling.stop, ...(request.extraStop ?? [])]);
+    // Under a grammar the grammar says where the output ends: a template's stop strings (the
+    // next turn's marker) could occur inside a JSON string and cut it.
+    const stops = new StopMatcher([...request.sampling.stop, ...(grammar ? [] : (request.extraStop ?? []))]);
+    const grammarState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
     const decoder = new TokenTextDecoder((tokens, last) =>
       this.model.detokenize(tokens as Token[], false, last as Token[]),
     );
@@ -96,7 +114,7 @@ export class LlamaEngineContext implements EngineContext {
       stopped = out.stopped;
     };
     if (!signal.aborted) {
-      for await (const token of sequence.evaluate(prompt, evaluateOptions(request, generated))) {
+      for await (const token of sequence.evaluate(prompt, evaluateOptions(request, generated, grammarState))) {
         generated.push(token);
         emit(decoder.push(token));
         if (stopped) break;
@@ -205,12 +223,18 @@ export interface LlamaEngineAdapter extends EngineAdapter {
   readonly lora: NativeLora;
 }
 
-function evaluateOptions(request: GenerateRequest, generated: Token[]): SequenceEvaluateOptions {
+function evaluateOptions(
+  request: GenerateRequest,
+  generated: Token[],
+  grammarEvaluationState: LlamaGrammarEvaluationState | undefined,
+): SequenceEvaluateOptions {
   const s = request.sampling;
   const options: SequenceEvaluateOptions = {
     temperature: s.temperature,
     evaluationPriority: request.express === true ? EXPRESS_PRIORITY : OTHER_PRIORITY,
   };
+  // Only tokens the grammar allows are sampled; once it is complete, only the end of generation.
+  if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
   if (s.temperature > 0) {
     if (s.topK !== undefined) options.topK = s.topK;
     if (s.topP !== undefined) options.topP = s.topP;

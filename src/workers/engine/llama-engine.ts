@@ -35,16 +35,21 @@ import type {
 import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
+import { LlamaGrammars } from "./llama-grammars.js";
 import { serializeSampling } from "./serial-sampling.js";
 import { StepGang } from "./step-gang.js";
 
 /** The node-llama-cpp implementation of the engine. */
 export class LlamaEngine implements Engine {
+  private readonly grammars: LlamaGrammars;
+
   private constructor(
     private readonly llama: Llama,
     private readonly templates: TemplateSandbox,
     private readonly gpuLayers: GpuLayers,
-  ) {}
+  ) {
+    this.grammars = new LlamaGrammars(llama);
+  }
 
   get backend(): string {
     return this.llama.gpu === false ? "cpu" : this.llama.gpu;
@@ -83,7 +88,7 @@ export class LlamaEngine implements Engine {
 
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {
     const model = await this.llama.loadModel({ modelPath: options.path, gpuLayers: this.gpuLayers });
-    return new LlamaEngineModel(options.id, model, options.threads, this.templates);
+    return new LlamaEngineModel(options.id, model, options.threads, this.templates, this.grammars);
   }
 
   async close(): Promise<void> {
@@ -110,6 +115,7 @@ class LlamaEngineModel implements EngineModel {
     private readonly model: LlamaModel,
     private readonly threads: number,
     private readonly templates: TemplateSandbox,
+    private readonly grammars: LlamaGrammars,
   ) {
     const template = model.fileInfo.metadata?.tokenizer?.chat_template;
     const hasChatTemplate = typeof template === "string" && template.length > 0;
@@ -174,7 +180,7 @@ class LlamaEngineModel implements EngineModel {
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context, gang, batching);
+    return new LlamaEngineContext(this.model, context, gang, this.grammars, batching);
   }
 
   async loadAdapter(path: string): Promise<EngineAdapter> {

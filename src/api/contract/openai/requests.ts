@@ -1,6 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import {
+  MAX_GRAMMAR_CHARS,
+  MAX_SEED,
+  MAX_STOP_CHARS,
+  MAX_STOP_SEQUENCES,
+  MAX_TOKENS,
+} from "../../../domain/sampling-limits.js";
 import { withPolicy } from "./parameter-policy.js";
-import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "../../../domain/sampling-limits.js";
 
 /**
  * The OpenAI requests Hearth accepts. They are converted to Hearth's own job payloads at
@@ -78,9 +84,40 @@ const sampling = {
     .nullish()
     .openapi({ description: "Multiplicative, as in Hugging Face and vLLM. Default 1." }),
   response_format: z
-    .object({ type: z.literal("text", { message: "only response_format type 'text' is supported" }) })
+    .discriminatedUnion(
+      "type",
+      [
+        z.object({ type: z.literal("text") }),
+        z.object({ type: z.literal("json_object") }),
+        z.object({
+          type: z.literal("json_schema"),
+          json_schema: z.object({
+            name: z
+              .string()
+              .regex(/^[a-zA-Z0-9_-]{1,64}$/, { message: "name must be 1 to 64 letters, digits, _ or -" }),
+            description: z.string().nullish(),
+            schema: z.record(z.string(), z.unknown()).nullish(),
+            strict: z.boolean().nullish(),
+          }),
+        }),
+        z.object({
+          type: z.literal("grammar"),
+          grammar: z
+            .string()
+            .min(1)
+            .max(MAX_GRAMMAR_CHARS, { message: `a grammar may have at most ${MAX_GRAMMAR_CHARS} characters` }),
+        }),
+      ],
+      { message: "response_format type must be one of text, json_object, json_schema, grammar" },
+    )
     .nullish()
-    .openapi({ description: 'Only `{"type": "text"}` is accepted.' }),
+    .openapi({
+      description:
+        "`text` (default); `json_object`: a JSON object; `json_schema`: a JSON value valid against " +
+        "`json_schema.schema`, within the supported subset (docs/api.md; a keyword outside it is a 400 naming it; " +
+        "`strict` is accepted, and the schema is always enforced); `grammar`: text in llama.cpp's GBNF, root rule " +
+        "`root`. Enforced by a grammar while sampling; `stop` may not be combined with them.",
+    }),
 };
 
 const maxTokens = z

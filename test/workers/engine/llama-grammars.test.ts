@@ -1,0 +1,118 @@
+import path from "node:path";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { OutputConstraint, Sampling } from "../../../src/domain/generation.js";
+import type { EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
+import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
+import { jsonGrammarText } from "../../../src/workers/engine/llama-grammars.js";
+import { testModelDir } from "../../helpers/test-models.js";
+
+const sampling = (constraint: OutputConstraint, extra: Partial<Sampling> = {}): Sampling => ({
+  maxTokens: 400,
+  temperature: 1,
+  seed: 7,
+  stop: [],
+  constraint,
+  ...extra,
+});
+
+// Grammars on real node-llama-cpp: hearth-tiny writes junk, yet under a grammar its output has the grammar's shape.
+describe("output constraints in LlamaEngine", () => {
+  let engine: LlamaEngine;
+  let tiny: EngineModel;
+  let context: EngineContext;
+
+  beforeAll(async () => {
+    engine = await LlamaEngine.create();
+    tiny = await engine.loadModel({ id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf"), threads: 1 });
+    context = await tiny.createContext({ sequences: 2, contextSize: 512, threads: 1 });
+  });
+  afterAll(async () => {
+    await context?.dispose();
+    await tiny?.dispose();
+    await engine?.close();
+  });
+
+  async function run(s: Sampling, prompt = "Once upon a time ", extraStop?: string[]) {
+    let text = "";
+    const result = await context.generate(
+      { promptTokens: tiny.tokenize(prompt), sampling: s, extraStop },
+      new AbortController().signal,
+      (t) => (text += t),
+    );
+    return { text, ...result };
+  }
+
+  it("ends with a value valid against the schema, at the grammar's end", async () => {
+    const schema = {
+      type: "object",
+      properties: {
+        count: { type: "integer" },
+        name: { type: "string", maxLength: 8 },
+        tags: { type: "array", items: { enum: ["a", 'b"', 3, null] }, maxItems: 3 },
+        ratio: { type: ["number", "null"] },
+      },
+      required: ["count"],
+    };
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    for (const seed of [1, 2, 3, 4]) {
+      // A template stop string that the value could contain is not applied under a grammar.
+      const r = await run(sampling({ type: "json_schema", schema }, { seed }), "Once ", ["a"]);
+      expect(r.finishReason).toBe("stop");
+      const value = JSON.parse(r.text);
+      expect(validate(value), `${r.text}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+  });
+
+  it("follows a GBNF grammar, greedy or not", async () => {
+    const grammar = 'root ::= "yes" | "no" | "maybe " [a-z]{1,5}';
+    for (const temperature of [0, 1.5]) {
+      const r = await run(sampling({ type: "gbnf", grammar }, { temperature }));
+      expect(r.text).toMatch(/^(yes|no|maybe [a-z]{1,5})$/);
+      expect(r.finishReason).toBe("stop");
+    }
+  });
+
+  it("stops at max_tokens with finish reason length, cut short", async () => {
+    const r = await run(sampling({ type: "gbnf", grammar: 'root ::= "x"+' }, { maxTokens: 5, temperature: 0 }));
+    expect(r).toMatchObject({ text: "xxxxx", finishReason: "length", completionTokens: 5 });
+  });
+
+  it("refuses a grammar that does not parse, or a schema outside the subset, as a 400 naming response_format", async () => {
+    for (const grammar of ["root ::= undefined-rule", 'root ::= "open', 'root ::= root "a"']) {
+      await expect(run(sampling({ type: "gbnf", grammar }))).rejects.toMatchObject({
+        code: "invalid_request",
+        param: "response_format",
+      });
+    }
+    await expect(run(sampling({ type: "json_schema", schema: { type: "number", minimum: 1 } }))).rejects.toMatchObject({
+      code: "invalid_request",
+      param: "response_format",
+      message: expect.stringContaining('"minimum"'),
+    });
+    // The context still serves after the refusals.
+    const r = await run(sampling({ type: "gbnf", grammar: 'root ::= "ok"' }));
+    expect(r.text).toBe("ok");
+  });
+});
+
+describe("jsonGrammarText", () => {
+  it("ends the grammar at the value and narrows node-llama-cpp's number and escape rules", async () => {
+    const { getLlama } = await import("node-llama-cpp");
+    const llama = await getLlama({ build: "never", gpu: false, progressLogs: false });
+    try {
+      const built = await llama.createGrammarForJsonSchema({
+        type: "object",
+        properties: { i: { type: "integer" }, n: { type: "number" }, s: { type: "string" } },
+      });
+      const text = jsonGrammarText(built.grammar);
+      expect(text.split("\n")[0]).toMatch(/"}"$/);
+      expect(text).toContain('integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})\n');
+      expect(text).not.toContain("[0-9a-fA-F]{4}");
+      await llama.createGrammar({ grammar: text });
+      expect(() => jsonGrammarText(built.grammar.replace("[\\n]*", "[\\n]+"))).toThrow(/needs updating/);
+    } finally {
+      await llama.dispose();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import type { ChatMessage, Sampling } from "../../domain/generation.js";
+import type { TokenLogprob } from "../../domain/logprobs.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 
 /**
@@ -115,7 +116,23 @@ export interface GenerateRequest {
    * prompt decoded in a batch of its own.
    */
   express?: boolean;
+  /**
+   * Report each generated token's log probability with this many alternatives (0 to
+   * MAX_TOP_LOGPROBS): `onText` then gets the tokens whose text it carries. Absent: none
+   * reported, and none computed (a request that does not ask pays nothing).
+   */
+  logprobs?: number;
+  /** With `logprobs`: the prompt's tokens too, given to `onPrompt` before any generated text. */
+  promptLogprobs?: boolean;
 }
+
+/**
+ * Generated text as it becomes final. With `logprobs` asked, `logprobs` holds the tokens whose
+ * text is now all sent (in order; a token that a stop string cuts through comes last, in full;
+ * one wholly inside the stop string never comes), each with its offset in the generated text.
+ * It may come with empty text (the last tokens, once a stop string has cut them).
+ */
+export type OnText = (text: string, logprobs?: TokenLogprob[]) => void;
 
 export interface GenerateResult {
   finishReason: "stop" | "length" | "cancelled";
@@ -131,8 +148,14 @@ export interface EngineContext {
   /**
    * Generates into one free sequence (waiting for one if all are busy), calling
    * `onText` with each piece of text as it becomes final. Stops within one token of
-   * `signal` aborting.
+   * `signal` aborting. With `promptLogprobs`, `onPrompt` gets the prompt's tokens (offsets in
+   * the prompt's text; the first has a null logprob, nothing being before it) first.
    */
-  generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult>;
+  generate(
+    request: GenerateRequest,
+    signal: AbortSignal,
+    onText: OnText,
+    onPrompt?: (logprobs: TokenLogprob[]) => void,
+  ): Promise<GenerateResult>;
   dispose(): Promise<void>;
 }

@@ -9,6 +9,7 @@ import { mountRoute } from "../mount-route.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 import type { ChatMeta } from "./chat-chunks.js";
 import { collect, unixNow, usageBody } from "./collect.js";
+import { chatLogprobs, chatTopLogprobs } from "./logprobs.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
 import { chatEstimate } from "./token-estimate.js";
 import { admitGeneration } from "../admit-generation.js";
@@ -23,6 +24,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? null;
     const param = req.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
     checkMaxTokens(maxTokens, param, req.model, resolved, deps.config.worker.contextSize);
+    const logprobs = chatTopLogprobs(req);
     await deps.management.catalog.templates.beforeChat(model.chatTemplate);
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
@@ -36,7 +38,15 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(
       deps.inference.run(
-        { kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
+        {
+          kind: "chat",
+          model,
+          messages,
+          n,
+          sampling: toSampling(req, maxTokens),
+          streamed: view !== undefined,
+          ...(logprobs === undefined ? {} : { logprobs }),
+        },
         abort.signal,
         { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, ...ticket.queueing },
       ),
@@ -50,7 +60,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       choices: result.texts.map((content, index) => ({
         index,
         message: { role: "assistant", content },
-        logprobs: null,
+        logprobs: logprobs === undefined ? null : chatLogprobs(result.logprobs[index] ?? []),
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),

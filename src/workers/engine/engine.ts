@@ -122,8 +122,11 @@ export interface GenerateRequest {
    * reported, and none computed (a request that does not ask pays nothing).
    */
   logprobs?: number;
-  /** With `logprobs`: the prompt's tokens too, given to `onPrompt` before any generated text. */
-  promptLogprobs?: boolean;
+  /**
+   * With `logprobs`: the prompt's tokens are scored too, and given here before any generated text
+   * (offsets in the prompt's text; the first has a null logprob, nothing being before it).
+   */
+  promptLogprobs?: (logprobs: TokenLogprob[]) => void;
 }
 
 /**
@@ -148,14 +151,8 @@ export interface EngineContext {
   /**
    * Generates into one free sequence (waiting for one if all are busy), calling
    * `onText` with each piece of text as it becomes final. Stops within one token of
-   * `signal` aborting. With `promptLogprobs`, `onPrompt` gets the prompt's tokens (offsets in
-   * the prompt's text; the first has a null logprob, nothing being before it) first.
+   * `signal` aborting.
    */
-  generate(
-    request: GenerateRequest,
-    signal: AbortSignal,
-    onText: OnText,
-    onPrompt?: (logprobs: TokenLogprob[]) => void,
-  ): Promise<GenerateResult>;
+  generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult>;
   dispose(): Promise<void>;
 }

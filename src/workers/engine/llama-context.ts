@@ -1,5 +1,4 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
-import type { TokenLogprob } from "../../domain/logprobs.js";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
@@ -51,12 +50,7 @@ export class LlamaEngineContext implements EngineContext {
     return this.context.totalSequences;
   }
 
-  async generate(
-    request: GenerateRequest,
-    signal: AbortSignal,
-    onText: OnText,
-    onPrompt?: (logprobs: TokenLogprob[]) => void,
-  ): Promise<GenerateResult> {
+  async generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
     const prompt = this.promptTokens(request.promptTokens);
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
@@ -76,7 +70,7 @@ export class LlamaEngineContext implements EngineContext {
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, signal, onText, onPrompt);
+      return await this.run(sequence, prompt, maxTokens, request, signal, onText);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -91,7 +85,6 @@ export class LlamaEngineContext implements EngineContext {
     request: GenerateRequest,
     signal: AbortSignal,
     onText: OnText,
-    onPrompt: ((logprobs: TokenLogprob[]) => void) | undefined,
   ): Promise<GenerateResult> {
     const stops = new StopMatcher([...request.sampling.stop, ...(request.extraStop ?? [])]);
     const decoder = this.decoder();
@@ -115,7 +108,7 @@ export class LlamaEngineContext implements EngineContext {
     if (top !== undefined && request.promptLogprobs && !signal.aborted) {
       const reported = prompt.length - request.promptTokens.length;
       const scored = await scorePrompt(sequence, prompt, reported, request, this.tokenLogprobs, this.decoder());
-      onPrompt?.(scored);
+      request.promptLogprobs(scored);
       // The prompt but its last token is in the sequence now: generation goes on from there.
       input = prompt.slice(-1);
     }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_COMPLETION_LOGPROBS, MAX_TOP_LOGPROBS } from "../../../domain/logprobs.js";
 import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "../../../domain/sampling-limits.js";
 
 /**
@@ -88,7 +89,6 @@ const sampling = {
     .nullish()
     .openapi({ description: "Multiplicative, as in Hugging Face and vLLM. Default 1." }),
   user,
-  logprobs: unsupported("logprobs"),
   logit_bias: unsupported("logit_bias"),
   tools: unsupported("tools"),
   response_format: z
@@ -115,7 +115,22 @@ export const completionRequestSchema = z
     max_tokens: maxTokens.openapi({
       description: "Default 16. The prompt and max_tokens must fit the context, else a 400 with param max_tokens.",
     }),
-    echo: unsupported("echo"),
+    logprobs: z
+      .number()
+      .int()
+      .min(0, { message: `logprobs must be between 0 and ${MAX_COMPLETION_LOGPROBS}` })
+      .max(MAX_COMPLETION_LOGPROBS, { message: `logprobs must be between 0 and ${MAX_COMPLETION_LOGPROBS}` })
+      .nullish()
+      .openapi({
+        description:
+          `Report each token's log probability with the \`logprobs\` most likely tokens at its position (0 to ${MAX_COMPLETION_LOGPROBS}; ` +
+          "the sampled token is always in `top_logprobs`, so up to logprobs + 1 entries). The probabilities are the model's " +
+          "after temperature and penalties, before top_k, top_p and min_p (at temperature 0, at temperature 1): docs/api.md. Default none.",
+      }),
+    echo: z.boolean().nullish().openapi({
+      description:
+        "Each choice's text starts with its prompt; with `logprobs`, so do its tokens (the first prompt token's logprob is null). Default false.",
+    }),
     suffix: unsupported("suffix"),
     best_of: z
       .number()
@@ -150,7 +165,23 @@ export const chatRequestSchema = z
       .openapi({ description: "The conversation; `developer` is treated as `system`, text parts are joined." }),
     max_tokens: maxTokens.openapi({ description: "Default: until the context is full." }),
     max_completion_tokens: maxTokens.openapi({ description: "Takes precedence over max_tokens." }),
-    top_logprobs: unsupported("top_logprobs"),
+    logprobs: z
+      .boolean()
+      .nullish()
+      .openapi({
+        description:
+          "Report each generated token's log probability in `choices[].logprobs.content`: the model's probability after " +
+          "temperature and penalties, before top_k, top_p and min_p (at temperature 0, at temperature 1): docs/api.md. Default false.",
+      }),
+    top_logprobs: z
+      .number()
+      .int()
+      .min(0, { message: `top_logprobs must be between 0 and ${MAX_TOP_LOGPROBS}` })
+      .max(MAX_TOP_LOGPROBS, { message: `top_logprobs must be between 0 and ${MAX_TOP_LOGPROBS}` })
+      .nullish()
+      .openapi({
+        description: `The most likely tokens at each position, 0 to ${MAX_TOP_LOGPROBS}, with their log probabilities; needs \`logprobs: true\`. Default 0.`,
+      }),
   })
   .openapi("ChatCompletionRequest");
 export type ChatRequest = z.infer<typeof chatRequestSchema>;

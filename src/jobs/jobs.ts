@@ -4,6 +4,7 @@ import { AppError } from "../errors.js";
 import { imagePayloadFields } from "./image-job.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 import { chatMessageSchema, samplingSchema } from "../domain/generation.js";
+import { MAX_TOP_LOGPROBS } from "../domain/logprobs.js";
 
 /**
  * The one job registry. Each job kind names its queue, its payload schema and its
@@ -53,6 +54,9 @@ const requestBase = {
   model: modelTargetSchema,
 };
 
+/** Token logprobs with this many alternatives per token (engine.ts's GenerateRequest.logprobs); absent: none. */
+const logprobsField = z.number().int().min(0).max(MAX_TOP_LOGPROBS).optional();
+
 export const inferencePayloadSchema = z.discriminatedUnion("kind", [
   z.object({
     ...requestBase,
@@ -65,6 +69,9 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
     prompts: z.array(z.string()).min(1),
     n: z.number().int().min(1).max(8),
     sampling: samplingSchema,
+    logprobs: logprobsField,
+    /** Each choice's text starts with its prompt (with logprobs, the prompt's tokens too). */
+    echo: z.literal(true).optional(),
   }),
   z.object({
     ...requestBase,
@@ -76,6 +83,7 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
     messages: z.array(chatMessageSchema).min(1),
     n: z.number().int().min(1).max(8),
     sampling: samplingSchema,
+    logprobs: logprobsField,
   }),
   z.object({
     ...requestBase,

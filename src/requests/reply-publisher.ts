@@ -1,4 +1,4 @@
-import type { StreamEvent } from "./stream.js";
+import { MAX_LOGPROB_TOKENS_PER_EVENT, type StreamEvent } from "./stream.js";
 
 /**
  * How long the tokens of an answer that is not streamed wait to go together (ReplyPublisher's
@@ -6,6 +6,13 @@ import type { StreamEvent } from "./stream.js";
  * and Redis's CPU under a flood of such requests.
  */
 export const UNSTREAMED_HOLD_MS = 100;
+
+type TokenEvent = Extract<StreamEvent, { type: "token" }>;
+
+/** Two tokens merge unless their logprobs would pass MAX_LOGPROB_TOKENS_PER_EVENT. */
+function mergeable(last: TokenEvent, next: TokenEvent): boolean {
+  return (last.logprobs?.length ?? 0) + (next.logprobs?.length ?? 0) <= MAX_LOGPROB_TOKENS_PER_EVENT;
+}
 
 /** Puts one event on the wire; events must leave in call order (one Redis connection keeps it). */
 export type SendEvent = (event: StreamEvent) => Promise<unknown>;
@@ -75,10 +82,12 @@ export class ReplyPublisher {
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
-  private wait(event: Extract<StreamEvent, { type: "token" }>): void {
+  private wait(event: TokenEvent): void {
     const last = this.waiting.at(-1);
-    if (last?.type === "token" && last.index === event.index) {
-      this.waiting[this.waiting.length - 1] = { type: "token", index: event.index, text: last.text + event.text };
+    if (last?.type === "token" && last.index === event.index && mergeable(last, event)) {
+      const merged: TokenEvent = { type: "token", index: event.index, text: last.text + event.text };
+      if (last.logprobs || event.logprobs) merged.logprobs = [...(last.logprobs ?? []), ...(event.logprobs ?? [])];
+      this.waiting[this.waiting.length - 1] = merged;
     } else {
       this.waiting.push(event);
     }

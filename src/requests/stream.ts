@@ -1,3 +1,4 @@
+import type { TokenLogprob } from "../domain/logprobs.js";
 import type { RedisClient } from "../redis/connection.js";
 import type { ErrorCode } from "../errors.js";
 import { publishInOrder, subscribersOf, waitForRedis } from "../redis/connection.js";
@@ -23,6 +24,10 @@ import { publishInOrder, subscribersOf, waitForRedis } from "../redis/connection
  * while a publish for the request is in flight, the worker merges the tokens that
  * follow into one event (reply-publisher.ts). Count generated tokens from `done`'s
  * usage, never from events.
+ *
+ * A request that asked for logprobs has them on its token events: the tokens whose text the
+ * event completes (docs/api.md, "Log probabilities"; workers/engine/logprob-ledger.ts says how
+ * they line up with the text). Merging concatenates them, up to MAX_LOGPROB_TOKENS_PER_EVENT.
  */
 
 export type FinishReason = "stop" | "length" | "cancelled";
@@ -34,7 +39,7 @@ export interface Usage {
 
 export type StreamEvent =
   /** The next text of choice `index`: one token's, or several tokens' concatenated. */
-  | { type: "token"; index: number; text: string }
+  | { type: "token"; index: number; text: string; logprobs?: TokenLogprob[] }
   /** Embedding jobs: the vectors of inputs `start`, `start + 1`, … (a long answer takes several events). */
   | { type: "embeddings"; start: number; vectors: number[][] }
   /** Image jobs: `step` of `steps` done (over all samples). */
@@ -89,6 +94,12 @@ export const logEntryId = (seq: number) => `1-${seq}`;
  * other request on that API.
  */
 export const MAX_EVENT_CHARS = 256 * 1024;
+
+/**
+ * Most tokens with logprobs in one event: with 20 alternatives a token takes up to a few
+ * kilobytes of JSON, so merging stops there to keep events well under MAX_EVENT_CHARS.
+ */
+export const MAX_LOGPROB_TOKENS_PER_EVENT = 32;
 
 /** Embedding vectors as events of at most about MAX_EVENT_CHARS each (a float takes at most 24 characters of JSON). */
 export function embeddingEvents(vectors: number[][]): StreamEvent[] {

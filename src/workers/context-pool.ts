@@ -1,4 +1,4 @@
-import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine/engine.js";
+import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine/engine.js";
 
 /**
  * Several contexts of one model behind the EngineContext interface. Each request goes to the
@@ -25,11 +25,7 @@ export class ContextPool implements EngineContext {
     return this.contexts.reduce((sum, c) => sum + c.sequences, 0);
   }
 
-  async generate(
-    request: GenerateRequest,
-    signal: AbortSignal,
-    onText: (text: string) => void,
-  ): Promise<GenerateResult> {
+  async generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
     const pick = this.pick(request.adapter);
     const { adapter } = request;
     this.load[pick]!++;

@@ -1,4 +1,4 @@
-import type { EngineContext, GenerateRequest, GenerateResult } from "./engine/engine.js";
+import type { EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine/engine.js";
 
 /**
  * A base model's shared context(s) with a context of their own for express requests (fair
@@ -26,11 +26,7 @@ export class ExpressContext implements EngineContext {
     return this.shared.sequences;
   }
 
-  async generate(
-    request: GenerateRequest,
-    signal: AbortSignal,
-    onText: (text: string) => void,
-  ): Promise<GenerateResult> {
+  async generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
     if (request.express !== true || this.running >= this.express.sequences) {
       return this.shared.generate(request, signal, onText);
     }

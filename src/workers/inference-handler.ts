@@ -1,7 +1,16 @@
+import type { TokenLogprob } from "../domain/logprobs.js";
 import { parseModelName } from "../domain/model-name.js";
 import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../jobs/jobs.js";
 import { embeddingEvents, type FinishReason, type StreamEvent } from "../requests/stream.js";
-import type { EngineContext, EngineModel, GenerateRequest, GenerateResult, UserTemplate } from "./engine/engine.js";
+import type {
+  EngineContext,
+  EngineModel,
+  GenerateRequest,
+  GenerateResult,
+  OnText,
+  UserTemplate,
+} from "./engine/engine.js";
+import { codePoints } from "./engine/logprob-ledger.js";
 
 /** What the inference handler needs from the worker around it. */
 export interface InferenceTarget {
@@ -48,6 +57,7 @@ export async function runInference(
     payload.kind === "completion"
       ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
       : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model))];
+  const echo = payload.kind === "completion" && payload.echo === true;
 
   // One failing choice stops its siblings.
   const local = new AbortController();
@@ -57,14 +67,18 @@ export async function runInference(
   groups.forEach((group, g) => {
     for (let c = 0; c < payload.n; c++) {
       const index = g * payload.n + c;
+      const request: GenerateRequest = {
+        promptTokens: group.tokens,
+        extraStop: group.stop,
+        sampling: payload.sampling,
+        express: payload.express,
+        ...(payload.logprobs === undefined ? {} : { logprobs: payload.logprobs }),
+      };
+      const token = (text: string, logprobs?: TokenLogprob[]) =>
+        emit(logprobs ? { type: "token", index, text, logprobs } : { type: "token", index, text });
+      const prompt = echo && payload.kind === "completion" ? payload.prompts[g]! : undefined;
       runs.push(
-        generateChoice(
-          target.context,
-          { promptTokens: group.tokens, extraStop: group.stop, sampling: payload.sampling, express: payload.express },
-          c,
-          local.signal,
-          (text) => emit({ type: "token", index, text }),
-        ).catch((error: unknown) => {
+        generateChoice(target.context, request, c, local.signal, token, prompt).catch((error: unknown) => {
           stopAll();
           throw error;
         }),
@@ -82,17 +96,32 @@ export async function runInference(
   return { finishReasons: choices.map((c) => c.finishReason), usage };
 }
 
+/**
+ * Generates one choice. With `echo` (the prompt's text), the choice's text starts with it: at
+ * once, or with logprobs once the prompt's tokens are scored, and the generated tokens' offsets
+ * then count from the prompt's end.
+ */
 function generateChoice(
   context: EngineContext,
   request: GenerateRequest,
   choice: number,
   signal: AbortSignal,
-  onText: (text: string) => void,
+  onText: OnText,
+  echo?: string,
 ): Promise<GenerateResult> {
   // Choices of one request differ by seed; with a seed given they stay reproducible.
   const { sampling } = request;
   const seeded = sampling.seed === undefined ? sampling : { ...sampling, seed: (sampling.seed + choice) % 2 ** 32 };
-  return context.generate({ ...request, sampling: seeded }, signal, onText);
+  if (echo === undefined) return context.generate({ ...request, sampling: seeded }, signal, onText);
+  if (request.logprobs === undefined && echo) onText(echo);
+  const shift = codePoints(echo);
+  const shifted: OnText = (text, logprobs) =>
+    onText(
+      text,
+      logprobs?.map((l) => ({ ...l, offset: l.offset + shift })),
+    );
+  const promptLogprobs = request.logprobs === undefined ? undefined : (prompt: TokenLogprob[]) => onText(echo, prompt);
+  return context.generate({ ...request, sampling: seeded, promptLogprobs }, signal, shifted);
 }
 
 /** Like Promise.all, but waits for every run to end before rethrowing the first failure. */

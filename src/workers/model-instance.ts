@@ -11,6 +11,7 @@ import type {
   EngineModel,
   GenerateRequest,
   GenerateResult,
+  OnText,
 } from "./engine/engine.js";
 import type { InferenceTarget } from "./inference-handler.js";
 
@@ -226,7 +227,7 @@ class AdapterOnContexts implements EngineContext {
     return this.contexts.sequences;
   }
 
-  generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult> {
+  generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
     return this.contexts.generate({ ...request, adapter: this.adapter }, signal, onText);
   }
 

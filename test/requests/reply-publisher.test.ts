@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ReplyPublisher } from "../../src/requests/reply-publisher.js";
-import type { StreamEvent } from "../../src/requests/stream.js";
+import { MAX_LOGPROB_TOKENS_PER_EVENT, type StreamEvent } from "../../src/requests/stream.js";
 
 /** A send whose calls are recorded and settle only when the test says so. */
 function handSend() {
@@ -46,6 +46,26 @@ describe("ReplyPublisher", () => {
       await wire.settleAll();
     }
     expect(wire.sent()).toEqual([token("a"), token("b"), token("c")]);
+  });
+
+  it("merges tokens' logprobs with their text, at most MAX_LOGPROB_TOKENS_PER_EVENT to an event", async () => {
+    const wire = handSend();
+    const reply = new ReplyPublisher(wire.send);
+    const logprob = (token: string, offset: number) => ({ token, bytes: null, logprob: -1, top: [], offset });
+    const withLogprobs = (i: number): StreamEvent => ({
+      type: "token",
+      index: 0,
+      text: `${i % 10}`,
+      logprobs: [logprob(`${i % 10}`, i)],
+    });
+    const total = MAX_LOGPROB_TOKENS_PER_EVENT + 6;
+    for (let i = 0; i < total; i++) reply.publish(withLogprobs(i));
+    await wire.settleAll();
+    await wire.settleAll();
+    const sent = wire.sent() as Extract<StreamEvent, { type: "token" }>[];
+    expect(sent.map((e) => e.logprobs!.length)).toEqual([1, MAX_LOGPROB_TOKENS_PER_EVENT, 5]);
+    expect(sent.flatMap((e) => e.logprobs!.map((l) => l.offset))).toEqual([...Array(total).keys()]);
+    expect(sent.map((e) => e.text).join("")).toBe(sent.flatMap((e) => e.logprobs!.map((l) => l.token)).join(""));
   });
 
   it("holds tokens while a publish is in flight, then sends them merged as one event", async () => {

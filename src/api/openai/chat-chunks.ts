@@ -1,6 +1,7 @@
 import type { StreamEvent } from "../../requests/stream.js";
 import { endingChunks } from "./ending-chunks.js";
 import { jsonTemplate } from "./json-template.js";
+import { chatLogprobs } from "./logprobs.js";
 import type { ChatCompletionChunk, UsageBody } from "../contract/openai/responses.js";
 
 export interface ChatMeta {
@@ -20,7 +21,8 @@ function chatChunk(meta: ChatMeta, choices: ChatChunkChoice[], usage?: UsageBody
  * A streamed chat completion's chunks, as JSON texts, event by event. The first delta of
  * each choice names the role; a token's chunk is a template stringified once per request.
  * The chunk that ends the last choice carries the usage, and with `include_usage` a
- * usage-only chunk follows.
+ * usage-only chunk follows. A token event with logprobs (the request asked) is stringified
+ * whole, with its tokens' logprobs.
  */
 export function chatChunks(meta: ChatMeta, includeUsage: boolean): (event: StreamEvent) => string[] {
   const deltaChunk = (first: boolean) =>
@@ -39,9 +41,14 @@ export function chatChunks(meta: ChatMeta, includeUsage: boolean): (event: Strea
   const started = new Set<number>();
   return (event) => {
     if (event.type === "token") {
-      const render = started.has(event.index) ? nextDelta : firstDelta;
+      const first = !started.has(event.index);
       started.add(event.index);
-      return [render({ index: event.index, content: event.text })];
+      if (event.logprobs) {
+        const delta = first ? { role: "assistant" as const, content: event.text } : { content: event.text };
+        const choice = { index: event.index, delta, logprobs: chatLogprobs(event.logprobs), finish_reason: null };
+        return [JSON.stringify(chatChunk(meta, [choice]))];
+      }
+      return [(first ? firstDelta : nextDelta)({ index: event.index, content: event.text })];
     }
     if (event.type !== "done") return [];
     return endingChunks(

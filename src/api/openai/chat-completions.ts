@@ -9,6 +9,7 @@ import { mountRoute } from "../mount-route.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 import type { ChatMeta } from "./chat-chunks.js";
 import { collect, unixNow, usageBody } from "./collect.js";
+import { chatLogprobs, chatTopLogprobs } from "./logprobs.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
 import { chatEstimate } from "./token-estimate.js";
 import { admitGeneration } from "../admit-generation.js";
@@ -24,6 +25,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const param = req.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens";
     checkMaxTokens(maxTokens, param, req.model, resolved, deps.config.worker.contextSize);
     const sampling = toSampling(req, maxTokens);
+    const logprobs = chatTopLogprobs(req);
     await deps.management.catalog.templates.beforeChat(model.chatTemplate);
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
@@ -36,11 +38,19 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(
-      deps.inference.run({ kind: "chat", model, messages, n, sampling, streamed: view !== undefined }, abort.signal, {
-        requestId,
-        resumable: view && { accountId: c.get("caller").accountId, view },
-        ...ticket.queueing,
-      }),
+      deps.inference.run(
+        {
+          kind: "chat",
+          model,
+          messages,
+          n,
+          sampling,
+          streamed: view !== undefined,
+          ...(logprobs === undefined ? {} : { logprobs }),
+        },
+        abort.signal,
+        { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, ...ticket.queueing },
+      ),
     );
 
     if (view) return sseResponse(events, chunksOf(view), () => abort.abort(), { requestId });
@@ -51,7 +61,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       choices: result.texts.map((content, index) => ({
         index,
         message: { role: "assistant", content },
-        logprobs: null,
+        logprobs: logprobs === undefined ? null : chatLogprobs(result.logprobs[index] ?? []),
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),

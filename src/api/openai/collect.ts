@@ -1,8 +1,11 @@
+import type { TokenLogprob } from "../../domain/logprobs.js";
 import type { FinishReason, StreamEvent, Usage } from "../../requests/stream.js";
 import type { UsageBody } from "../contract/openai/responses.js";
 
 export interface Collected {
   texts: string[];
+  /** Each choice's token logprobs, when the request asked for them. */
+  logprobs: TokenLogprob[][];
   finishReasons: ("stop" | "length")[];
   usage: Usage;
   embeddings: number[][];
@@ -11,10 +14,14 @@ export interface Collected {
 /** Reads a request's events to the end: the non-streaming path of the same contract. */
 export async function collect(events: AsyncIterable<StreamEvent>, choices: number): Promise<Collected> {
   const texts = Array.from({ length: choices }, () => "");
-  const out: Collected = { texts, finishReasons: [], usage: { promptTokens: 0, completionTokens: 0 }, embeddings: [] };
+  const logprobs = Array.from({ length: choices }, (): TokenLogprob[] => []);
+  const usage = { promptTokens: 0, completionTokens: 0 };
+  const out: Collected = { texts, logprobs, finishReasons: [], usage, embeddings: [] };
   for await (const event of events) {
-    if (event.type === "token") texts[event.index] += event.text;
-    else if (event.type === "embeddings") out.embeddings.splice(event.start, event.vectors.length, ...event.vectors);
+    if (event.type === "token") {
+      texts[event.index] += event.text;
+      if (event.logprobs) logprobs[event.index]?.push(...event.logprobs);
+    } else if (event.type === "embeddings") out.embeddings.splice(event.start, event.vectors.length, ...event.vectors);
     else if (event.type === "done") {
       out.finishReasons = event.choices.map((c) => publicFinishReason(c.finishReason));
       out.usage = event.usage;

@@ -8,6 +8,7 @@ import { mountRoute } from "../mount-route.js";
 import { collect, unixNow, usageBody } from "./collect.js";
 import type { CompletionMeta } from "./completion-chunks.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
+import { completionLogprobs } from "./logprobs.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
 import { completionEstimate } from "./token-estimate.js";
 import { admitGeneration } from "../admit-generation.js";
@@ -48,7 +49,16 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const ticket = await admitGeneration(c, deps, requestId, completionEstimate(prompts, n, maxTokens));
     const events = ticket.track(
       deps.inference.run(
-        { kind: "completion", model, prompts, n, sampling, streamed: view !== undefined },
+        {
+          kind: "completion",
+          model,
+          prompts,
+          n,
+          sampling,
+          streamed: view !== undefined,
+          ...(req.logprobs == null ? {} : { logprobs: req.logprobs }),
+          ...(req.echo ? { echo: true as const } : {}),
+        },
         abort.signal,
         {
           requestId,
@@ -65,7 +75,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       choices: result.texts.map((text, index) => ({
         text,
         index,
-        logprobs: null,
+        logprobs: req.logprobs == null ? null : completionLogprobs(result.logprobs[index] ?? []),
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
       usage: usageBody(result.usage),

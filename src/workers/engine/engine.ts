@@ -1,4 +1,5 @@
 import type { ChatMessage, Sampling } from "../../domain/generation.js";
+import type { TokenLogprob } from "../../domain/logprobs.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 
 /**
@@ -122,7 +123,26 @@ export interface GenerateRequest {
    * prompt decoded in a batch of its own.
    */
   express?: boolean;
+  /**
+   * Report each generated token's log probability with this many alternatives (0 to
+   * MAX_TOP_LOGPROBS): `onText` then gets the tokens whose text it carries. Absent: none
+   * reported, and none computed (a request that does not ask pays nothing).
+   */
+  logprobs?: number;
+  /**
+   * With `logprobs`: the prompt's tokens are scored too, and given here before any generated text
+   * (offsets in the prompt's text; the first has a null logprob, nothing being before it).
+   */
+  promptLogprobs?: (logprobs: TokenLogprob[]) => void;
 }
+
+/**
+ * Generated text as it becomes final. With `logprobs` asked, `logprobs` holds the tokens whose
+ * text is now all sent (in order; a token that a stop string cuts through comes last, in full;
+ * one wholly inside the stop string never comes), each with its offset in the generated text.
+ * It may come with empty text (the last tokens, once a stop string has cut them).
+ */
+export type OnText = (text: string, logprobs?: TokenLogprob[]) => void;
 
 export interface GenerateResult {
   finishReason: "stop" | "length" | "cancelled";
@@ -140,6 +160,6 @@ export interface EngineContext {
    * `onText` with each piece of text as it becomes final. Stops within one token of
    * `signal` aborting.
    */
-  generate(request: GenerateRequest, signal: AbortSignal, onText: (text: string) => void): Promise<GenerateResult>;
+  generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult>;
   dispose(): Promise<void>;
 }

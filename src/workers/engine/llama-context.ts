@@ -11,7 +11,10 @@ import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
 import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
-import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
+import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
+import { LogprobLedger } from "./logprob-ledger.js";
+import { scorePrompt } from "./prompt-logprobs.js";
+import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
 import { TokenTextDecoder } from "./token-text.js";
 
@@ -34,6 +37,8 @@ export class LlamaEngineContext implements EngineContext {
   private reclaiming = 0;
   /** Generations paused until a slot comes back. */
   private parked: (() => void)[] = [];
+  /** Tokens as logprobs show them, for requests that ask. */
+  private readonly tokenLogprobs: TokenLogprobs;
 
   constructor(
     private readonly model: LlamaModel,
@@ -44,7 +49,9 @@ export class LlamaEngineContext implements EngineContext {
     private readonly grammars: LlamaGrammars,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
-  ) {}
+  ) {
+    this.tokenLogprobs = new TokenLogprobs(model);
+  }
 
   get contextSize(): number {
     return this.context.contextSize;
@@ -54,11 +61,7 @@ export class LlamaEngineContext implements EngineContext {
     return this.context.totalSequences;
   }
 
-  async generate(
-    request: GenerateRequest,
-    signal: AbortSignal,
-    onText: (text: string) => void,
-  ): Promise<GenerateResult> {
+  async generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
     const prompt = this.promptTokens(request.promptTokens);
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
@@ -96,26 +99,47 @@ export class LlamaEngineContext implements EngineContext {
     request: GenerateRequest,
     grammar: LlamaGrammar | undefined,
     signal: AbortSignal,
-    onText: (text: string) => void,
+    onText: OnText,
   ): Promise<GenerateResult> {
     // Under a grammar the grammar says where the output ends: a template's stop strings (the
     // next turn's marker) could occur inside a JSON string and cut it.
     const stops = new StopMatcher([...request.sampling.stop, ...(grammar ? [] : (request.extraStop ?? []))]);
     const grammarState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
-    const decoder = new TokenTextDecoder((tokens, last) =>
-      this.model.detokenize(tokens as Token[], false, last as Token[]),
-    );
+    const decoder = this.decoder();
     const generated: Token[] = [];
     let finishReason: GenerateResult["finishReason"] = "stop";
     let stopped = false;
+    // Only a request that asks for logprobs has a ledger, and has probabilities computed.
+    const top = request.logprobs;
+    const ledger = top === undefined ? undefined : new LogprobLedger();
+    const send = (text: string) => {
+      const logprobs = ledger?.sent(text);
+      if (text || logprobs?.length) onText(text, logprobs);
+    };
     const emit = (text: string) => {
+      ledger?.decoded(text);
       const out = stops.push(text);
-      if (out.text) onText(out.text);
+      send(out.text);
       stopped = out.stopped;
     };
+    let input = prompt;
+    if (top !== undefined && request.promptLogprobs && !signal.aborted) {
+      const reported = prompt.length - request.promptTokens.length;
+      const scored = await scorePrompt(sequence, prompt, reported, request, this.tokenLogprobs, this.decoder());
+      request.promptLogprobs(scored);
+      // The prompt but its last token is in the sequence now: generation goes on from there.
+      input = prompt.slice(-1);
+    }
     if (!signal.aborted) {
-      for await (const token of sequence.evaluate(prompt, evaluateOptions(request, generated, grammarState))) {
+      const metadata = { probabilities: top !== undefined };
+      for await (const step of sequence.evaluateWithMetadata(
+        input,
+        metadata,
+        evaluateOptions(request, generated, grammarState),
+      )) {
+        const token = step.token;
         generated.push(token);
+        if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
         emit(decoder.push(token));
         if (stopped) break;
         if (signal.aborted) {
@@ -133,11 +157,14 @@ export class LlamaEngineContext implements EngineContext {
     }
     if (!stopped) emit(decoder.flush());
     if (stopped) finishReason = "stop";
-    else {
-      const rest = stops.flush();
-      if (rest) onText(rest);
-    }
+    else send(stops.flush());
+    const last = ledger?.finish();
+    if (last?.length) onText("", last);
     return { finishReason, promptTokens: prompt.length, completionTokens: generated.length };
+  }
+
+  private decoder(): TokenTextDecoder {
+    return new TokenTextDecoder((tokens, last) => this.model.detokenize(tokens as Token[], false, last as Token[]));
   }
 
   private loraOf(adapter: EngineAdapter | undefined): NativeLora | undefined {
@@ -221,6 +248,13 @@ type Waiter = (sequence: LlamaContextSequence) => void;
 /** An adapter as this engine loads it: the engine's handle on its native weights. */
 export interface LlamaEngineAdapter extends EngineAdapter {
   readonly lora: NativeLora;
+}
+
+/** A step's probabilities: there when the request asked (its metadata's `probabilities` is then true). */
+function probabilitiesOf(step: object): Map<Token, number> {
+  const probabilities = (step as { probabilities?: Map<Token, number> }).probabilities;
+  if (probabilities === undefined) throw new Error("node-llama-cpp gave no probabilities for a token");
+  return probabilities;
 }
 
 function evaluateOptions(

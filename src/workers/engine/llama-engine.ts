@@ -36,6 +36,7 @@ import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
 import { LlamaGrammars } from "./llama-grammars.js";
+import { enableProbabilityViews } from "./probability-view.js";
 import { serializeSampling } from "./serial-sampling.js";
 import { StepGang } from "./step-gang.js";
 
@@ -173,6 +174,8 @@ class LlamaEngineModel implements EngineModel {
       threads: options.threads,
       batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
     });
+    // First the views (a logprob request's two samplings), then serializing: both go in one turn.
+    enableProbabilityViews(context, this.model);
     serializeSampling(context);
     if (batching) {
       batching.attach(context);

@@ -121,8 +121,6 @@ const CHAT: Record<string, ParameterRule> = {
   moderation: { status: "refused", why: "Hearth does not moderate answers." },
   functions: { status: "refused", why: "The legacy function-calling fields are not taken: use tools." },
   function_call: { status: "refused", why: "The legacy function-calling fields are not taken: use tool_choice." },
-  logprobs: { status: "refused", why: "Log probabilities are not available." },
-  top_logprobs: { status: "refused", why: "Log probabilities are not available." },
   logit_bias: { status: "refused", why: "Token biases are not available." },
   tools: { status: "refused", why: "Tool calls are not available." },
   tool_choice: { status: "refused", why: "Tool calls are not available." },
@@ -136,8 +134,6 @@ const COMPLETIONS: Record<string, ParameterRule> = {
     why: "Generating several completions and returning the best is not available; use n.",
     off: (v) => v === 1,
   },
-  logprobs: { status: "refused", why: "Log probabilities are not available." },
-  echo: { status: "refused", why: "Echoing the prompt is not available." },
   logit_bias: { status: "refused", why: "Token biases are not available." },
   tools: { status: "refused", why: "Tool calls are only for chat completions." },
 };

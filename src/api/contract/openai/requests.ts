@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_COMPLETION_LOGPROBS, MAX_TOP_LOGPROBS } from "../../../domain/logprobs.js";
 import {
   MAX_GRAMMAR_CHARS,
   MAX_SEED,
@@ -137,6 +138,22 @@ export const completionRequestSchema = withPolicy("completions", {
   max_tokens: maxTokens.openapi({
     description: "Default 16. The prompt and max_tokens must fit the context, else a 400 with param max_tokens.",
   }),
+  logprobs: z
+    .number()
+    .int()
+    .min(0, { message: `logprobs must be between 0 and ${MAX_COMPLETION_LOGPROBS}` })
+    .max(MAX_COMPLETION_LOGPROBS, { message: `logprobs must be between 0 and ${MAX_COMPLETION_LOGPROBS}` })
+    .nullish()
+    .openapi({
+      description:
+        `Report each token's log probability with the \`logprobs\` most likely tokens at its position (0 to ${MAX_COMPLETION_LOGPROBS}; ` +
+        "the sampled token is always in `top_logprobs`, so up to logprobs + 1 entries). The probabilities are the model's " +
+        "after temperature and penalties, before top_k, top_p and min_p (at temperature 0, at temperature 1): docs/api.md. Default none.",
+    }),
+  echo: z.boolean().nullish().openapi({
+    description:
+      "Each choice's text starts with its prompt; with `logprobs`, so do its tokens (the first prompt token's logprob is null). Default false.",
+  }),
 }).openapi("CompletionRequest");
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 
@@ -162,6 +179,23 @@ export const chatRequestSchema = withPolicy("chat", {
     .openapi({ description: "The conversation; `developer` is treated as `system`, text parts are joined." }),
   max_tokens: maxTokens.openapi({ description: "Default: until the context is full." }),
   max_completion_tokens: maxTokens.openapi({ description: "Takes precedence over max_tokens." }),
+  logprobs: z
+    .boolean()
+    .nullish()
+    .openapi({
+      description:
+        "Report each generated token's log probability in `choices[].logprobs.content`: the model's probability after " +
+        "temperature and penalties, before top_k, top_p and min_p (at temperature 0, at temperature 1): docs/api.md. Default false.",
+    }),
+  top_logprobs: z
+    .number()
+    .int()
+    .min(0, { message: `top_logprobs must be between 0 and ${MAX_TOP_LOGPROBS}` })
+    .max(MAX_TOP_LOGPROBS, { message: `top_logprobs must be between 0 and ${MAX_TOP_LOGPROBS}` })
+    .nullish()
+    .openapi({
+      description: `The most likely tokens at each position, 0 to ${MAX_TOP_LOGPROBS}, with their log probabilities; needs \`logprobs: true\`. Default 0.`,
+    }),
 }).openapi("ChatCompletionRequest");
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 

@@ -26,10 +26,27 @@ const chunkUsage = usageSchema
 const answer = <O extends string, C extends z.ZodType, U extends z.ZodType>(object: O, choice: C, usage: U) =>
   z.object({ ...answerFields(object), choices: z.array(choice), usage });
 
+const completionLogprobs = z
+  .object({
+    tokens: z.array(z.string()).openapi({ description: "The tokens; bytes that are not whole characters as `\\xNN`." }),
+    token_logprobs: z
+      .array(z.number().nullable())
+      .openapi({ description: "Each token's log probability; null for the first token of an echoed prompt." }),
+    top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).openapi({
+      description: "Per token, the `logprobs` most likely tokens and the sampled one, token → log probability.",
+    }),
+    text_offset: z
+      .array(z.number().int())
+      .openapi({ description: "Where each token's text starts in `text`, in Unicode code points." }),
+  })
+  .nullable()
+  .openapi({ description: "With `logprobs` in the request; else null." });
+export type CompletionLogprobs = z.infer<typeof completionLogprobs>;
+
 const completionChoice = z.object({
   text: z.string(),
   index: z.number().int().openapi({ description: "Choice i of prompt p has index p·n + i." }),
-  logprobs: z.null(),
+  logprobs: completionLogprobs,
   finish_reason: finishReason,
 });
 
@@ -43,10 +60,27 @@ export const completionChunkSchema = answer(
 ).openapi("CompletionChunk");
 export type CompletionChunk = z.infer<typeof completionChunkSchema>;
 
+const logprobToken = {
+  token: z.string().openapi({ description: "The token's text; bytes that are not whole characters as `\\xNN`." }),
+  logprob: z.number().openapi({ description: "-9999 when the probability is too small to have a logarithm." }),
+  bytes: z.array(z.number().int()).nullable().openapi({ description: "The token's UTF-8 bytes." }),
+};
+
+const chatLogprobs = z
+  .object({
+    content: z.array(
+      z.object({ ...logprobToken, top_logprobs: z.array(z.object(logprobToken)) }).openapi("ChatTokenLogprob"),
+    ),
+    refusal: z.null(),
+  })
+  .nullable()
+  .openapi({ description: "With `logprobs: true` in the request; else null. On a chunk, that chunk's tokens." });
+export type ChatLogprobs = z.infer<typeof chatLogprobs>;
+
 const chatChoice = z.object({
   index: z.number().int(),
   message: z.object({ role: z.literal("assistant"), content: z.string() }),
-  logprobs: z.null(),
+  logprobs: chatLogprobs,
   finish_reason: finishReason,
 });
 
@@ -58,7 +92,7 @@ const chatChunkChoice = z.object({
   delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }).openapi({
     description: "The first delta of a choice carries `role`; the last one (with finish_reason) is empty.",
   }),
-  logprobs: z.null(),
+  logprobs: chatLogprobs,
   finish_reason: finishReason.nullable(),
 });
 

@@ -1,7 +1,15 @@
 import { parseModelName } from "../domain/model-name.js";
 import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../jobs/jobs.js";
 import { embeddingEvents, type FinishReason, type StreamEvent } from "../requests/stream.js";
-import type { EngineContext, EngineModel, GenerateRequest, GenerateResult, UserTemplate } from "./engine/engine.js";
+import type {
+  EngineContext,
+  EngineModel,
+  GenerateRequest,
+  GenerateResult,
+  ToolCallFormat,
+  UserTemplate,
+} from "./engine/engine.js";
+import { ToolCallParser } from "./tool-call-parser.js";
 
 /** What the inference handler needs from the worker around it. */
 export interface InferenceTarget {
@@ -44,27 +52,34 @@ export async function runInference(
     return { finishReasons: [], usage };
   }
 
-  const groups =
+  const groups: { tokens: number[]; stop: string[]; toolCallFormat?: ToolCallFormat }[] =
     payload.kind === "completion"
       ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
-      : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model))];
+      : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model), payload.tools?.tools)];
+  const tools = payload.kind === "chat" ? payload.tools : undefined;
 
   // One failing choice stops its siblings.
   const local = new AbortController();
   const stopAll = () => local.abort();
   signal.addEventListener("abort", stopAll, { once: true });
-  const runs: Promise<GenerateResult>[] = [];
+  const runs: Promise<GenerateResult | ToolCallsResult>[] = [];
   groups.forEach((group, g) => {
+    const format = group.toolCallFormat;
     for (let c = 0; c < payload.n; c++) {
       const index = g * payload.n + c;
+      const request: GenerateRequest = {
+        promptTokens: group.tokens,
+        extraStop: group.stop,
+        sampling: payload.sampling,
+        express: payload.express,
+        ...(tools && format ? { toolCalls: { use: tools, format } } : {}),
+      };
+      const run =
+        tools && format
+          ? generateWithTools(target.context, request, c, local.signal, format, index, emit)
+          : generateChoice(target.context, request, c, local.signal, (text) => emit({ type: "token", index, text }));
       runs.push(
-        generateChoice(
-          target.context,
-          { promptTokens: group.tokens, extraStop: group.stop, sampling: payload.sampling, express: payload.express },
-          c,
-          local.signal,
-          (text) => emit({ type: "token", index, text }),
-        ).catch((error: unknown) => {
+        run.catch((error: unknown) => {
           stopAll();
           throw error;
         }),
@@ -81,6 +96,32 @@ export async function runInference(
   emit({ type: "done", choices, usage });
   return { finishReasons: choices.map((c) => c.finishReason), usage };
 }
+
+/** A choice that may call tools: its text goes through the parser, which tells calls from content. */
+async function generateWithTools(
+  context: EngineContext,
+  request: GenerateRequest,
+  choice: number,
+  signal: AbortSignal,
+  format: ToolCallFormat,
+  index: number,
+  emit: (event: StreamEvent) => void,
+): Promise<GenerateResult | ToolCallsResult> {
+  const parser = new ToolCallParser(format);
+  const send = (parts: ReturnType<ToolCallParser["push"]>) => {
+    for (const part of parts) {
+      if (part.kind === "text") emit({ type: "token", index, text: part.text });
+      else if (part.kind === "call")
+        emit({ type: "tool_call", index, call: part.call, callId: part.id, name: part.name });
+      else emit({ type: "tool_arguments", index, call: part.call, text: part.text });
+    }
+  };
+  const result = await generateChoice(context, request, choice, signal, (text) => send(parser.push(text)));
+  send(parser.flush());
+  return parser.callCount > 0 && result.finishReason === "stop" ? { ...result, finishReason: "tool_calls" } : result;
+}
+
+type ToolCallsResult = Omit<GenerateResult, "finishReason"> & { finishReason: "tool_calls" };
 
 function generateChoice(
   context: EngineContext,

@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
-import type { ChatMessage } from "../../domain/generation.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { chatCompletionsRoute } from "../contract/openai/routes.js";
-import type { ChatRequest } from "../contract/openai/requests.js";
 import type { ChatCompletion } from "../contract/openai/responses.js";
 import { mountRoute } from "../mount-route.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 import type { ChatMeta } from "./chat-chunks.js";
-import { collect, unixNow, usageBody } from "./collect.js";
+import { toMessages, toToolUse } from "./chat-messages.js";
+import { collect, unixNow, usageBody, type CollectedCall } from "./collect.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
 import { chatEstimate } from "./token-estimate.js";
 import { admitGeneration } from "../admit-generation.js";
@@ -32,11 +31,20 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       ? { endpoint: "chat", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
       : undefined;
     const messages = toMessages(req.messages);
+    const tools = toToolUse(req);
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(
       deps.inference.run(
-        { kind: "chat", model, messages, n, sampling: toSampling(req, maxTokens), streamed: view !== undefined },
+        {
+          kind: "chat",
+          model,
+          messages,
+          ...(tools ? { tools } : {}),
+          n,
+          sampling: toSampling(req, maxTokens),
+          streamed: view !== undefined,
+        },
         abort.signal,
         { requestId, resumable: view && { accountId: c.get("caller").accountId, view }, ...ticket.queueing },
       ),
@@ -49,7 +57,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       object: "chat.completion",
       choices: result.texts.map((content, index) => ({
         index,
-        message: { role: "assistant", content },
+        message: assistantMessage(content, result.toolCalls[index] ?? []),
         logprobs: null,
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
@@ -59,10 +67,12 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   });
 }
 
-/** OpenAI messages → Hearth's: "developer" is a system message; text parts are joined. */
-function toMessages(messages: ChatRequest["messages"]): ChatMessage[] {
-  return messages.map((m) => ({
-    role: m.role === "developer" ? "system" : m.role,
-    content: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join(""),
-  }));
+/** The answer's message: with tool calls, its content is the text before them, or null if there is none. */
+function assistantMessage(content: string, calls: CollectedCall[]): ChatCompletion["choices"][number]["message"] {
+  if (calls.length === 0) return { role: "assistant", content };
+  return {
+    role: "assistant",
+    content: content === "" ? null : content,
+    tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+  };
 }

@@ -1,9 +1,18 @@
 import type { FinishReason, StreamEvent, Usage } from "../../requests/stream.js";
-import type { UsageBody } from "../contract/openai/responses.js";
+import type { PublicFinishReason, UsageBody } from "../contract/openai/responses.js";
+
+/** A tool call as collected from its events. */
+export interface CollectedCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
 
 export interface Collected {
   texts: string[];
-  finishReasons: ("stop" | "length")[];
+  /** Each choice's tool calls, in order (empty when it made none). */
+  toolCalls: CollectedCall[][];
+  finishReasons: PublicFinishReason[];
   usage: Usage;
   embeddings: number[][];
 }
@@ -11,9 +20,19 @@ export interface Collected {
 /** Reads a request's events to the end: the non-streaming path of the same contract. */
 export async function collect(events: AsyncIterable<StreamEvent>, choices: number): Promise<Collected> {
   const texts = Array.from({ length: choices }, () => "");
-  const out: Collected = { texts, finishReasons: [], usage: { promptTokens: 0, completionTokens: 0 }, embeddings: [] };
+  const toolCalls = Array.from({ length: choices }, (): CollectedCall[] => []);
+  const out: Collected = {
+    texts,
+    toolCalls,
+    finishReasons: [],
+    usage: { promptTokens: 0, completionTokens: 0 },
+    embeddings: [],
+  };
   for await (const event of events) {
     if (event.type === "token") texts[event.index] += event.text;
+    else if (event.type === "tool_call")
+      toolCalls[event.index]![event.call] = { id: event.callId, name: event.name, arguments: "" };
+    else if (event.type === "tool_arguments") toolCalls[event.index]![event.call]!.arguments += event.text;
     else if (event.type === "embeddings") out.embeddings.splice(event.start, event.vectors.length, ...event.vectors);
     else if (event.type === "done") {
       out.finishReasons = event.choices.map((c) => publicFinishReason(c.finishReason));
@@ -24,8 +43,8 @@ export async function collect(events: AsyncIterable<StreamEvent>, choices: numbe
 }
 
 /** "cancelled" only happens when nobody is listening any more. */
-export function publicFinishReason(reason: FinishReason): "stop" | "length" {
-  return reason === "length" ? "length" : "stop";
+export function publicFinishReason(reason: FinishReason): PublicFinishReason {
+  return reason === "cancelled" ? "stop" : reason;
 }
 
 export function usageBody(usage: Usage): UsageBody {

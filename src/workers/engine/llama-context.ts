@@ -1,10 +1,19 @@
-import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import {
+  LlamaGrammarEvaluationState,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+  type SequenceEvaluateOptions,
+  type Token,
+} from "node-llama-cpp";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
 import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
 import { TokenTextDecoder } from "./token-text.js";
+import { toolCallGrammar } from "./tool-call-grammar.js";
 
 /**
  * One llama.cpp context: a fixed number of sequences evaluated together in batches.
@@ -61,13 +70,14 @@ export class LlamaEngineContext implements EngineContext {
       );
     }
     const lora = this.loraOf(request.adapter);
+    const calls = await this.toolCalls(request);
     const express = request.express === true;
     const sequence = await this.acquire(signal, express);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, signal, onText);
+      return await this.run(sequence, prompt, maxTokens, request, signal, onText, calls);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -82,6 +92,7 @@ export class LlamaEngineContext implements EngineContext {
     request: GenerateRequest,
     signal: AbortSignal,
     onText: (text: string) => void,
+    calls: ToolCallConstraint | undefined,
   ): Promise<GenerateResult> {
     const stops = new StopMatcher([...request.sampling.stop, ...(request.extraStop ?? [])]);
     const decoder = new TokenTextDecoder((tokens, last) =>
@@ -91,12 +102,15 @@ export class LlamaEngineContext implements EngineContext {
     let finishReason: GenerateResult["finishReason"] = "stop";
     let stopped = false;
     const emit = (text: string) => {
+      calls?.see(text);
       const out = stops.push(text);
       if (out.text) onText(out.text);
       stopped = out.stopped;
     };
+    const options = evaluateOptions(request, generated);
+    if (calls) options.grammarEvaluationState = () => calls.state();
     if (!signal.aborted) {
-      for await (const token of sequence.evaluate(prompt, evaluateOptions(request, generated))) {
+      for await (const token of sequence.evaluate(prompt, options)) {
         generated.push(token);
         emit(decoder.push(token));
         if (stopped) break;
@@ -120,6 +134,15 @@ export class LlamaEngineContext implements EngineContext {
       if (rest) onText(rest);
     }
     return { finishReason, promptTokens: prompt.length, completionTokens: generated.length };
+  }
+
+  /** The grammar of the request's tool calls: in force from the start, or once the model writes the trigger. */
+  private async toolCalls(request: GenerateRequest): Promise<ToolCallConstraint | undefined> {
+    if (!request.toolCalls) return undefined;
+    const { use, format } = request.toolCalls;
+    const fromStart = use.choice !== "auto";
+    const grammar = await toolCallGrammar(this.model.llama, use, format, fromStart ? "prefix" : "trigger");
+    return new ToolCallConstraint(this.model, grammar, fromStart ? undefined : format.trigger);
   }
 
   private loraOf(adapter: EngineAdapter | undefined): NativeLora | undefined {
@@ -231,4 +254,39 @@ function evaluateOptions(request: GenerateRequest, generated: Token[]): Sequence
     };
   }
   return options;
+}
+
+/**
+ * A tool-call grammar's state through one generation: in force from the first token when
+ * there is no trigger, else from the token after the one that completes the trigger in the
+ * generated text. It is never lifted: the answer ends with its calls.
+ */
+class ToolCallConstraint {
+  private active: LlamaGrammarEvaluationState | undefined;
+  private text = "";
+
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly grammar: LlamaGrammar,
+    private readonly trigger: string | undefined,
+  ) {
+    if (trigger === undefined) this.active = this.start();
+  }
+
+  /** The state to sample the next token with (none while the model writes text). */
+  state(): LlamaGrammarEvaluationState | undefined {
+    return this.active;
+  }
+
+  /** Text the model generated, in order. */
+  see(text: string): void {
+    if (this.active || this.trigger === undefined) return;
+    // Only the tail that could hold the trigger is kept.
+    this.text = (this.text + text).slice(-(this.trigger.length + text.length));
+    if (this.text.includes(this.trigger)) this.active = this.start();
+  }
+
+  private start(): LlamaGrammarEvaluationState {
+    return new LlamaGrammarEvaluationState({ model: this.model, grammar: this.grammar });
+  }
 }

@@ -4,22 +4,27 @@
  *
  *   npm run make-models -- [--out DIR] [--force]
  *   npm run make-models -- --bench [--bench-large] [--adapters N] [--out DIR] [--force]
+ *   npm run make-models -- --qwen3-vocab [--out DIR] [--force]
  *
  * Demo models: DIR defaults to the configured model directory (HEARTH_MODEL_DIR, else
  * <HEARTH_DATA_DIR>/models). Benchmark models: DIR defaults to <HEARTH_DATA_DIR>/bench-models
  * and may not be the model directory (a worker serves every .gguf there); --bench builds
  * the SmolLM-135M shape (about 175 MB), --bench-large a Llama-3.2-1B shape (about 1.3 GB),
- * each with N adapters (default 8). Existing artifacts are kept unless --force is given.
+ * each with N adapters (default 8). --qwen3-vocab builds qwen3-vocab-tiny (random weights with
+ * Qwen3's real tokenizer and chat template, about 27 MB; needs the dev dependencies) into DIR,
+ * by default the model directory. Existing artifacts are kept unless --force is given.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { DEFAULT_BENCH_ADAPTERS, buildBenchModels } from "../src/models/factory/bench-models.js";
 import { buildDemoModels } from "../src/models/factory/demo-models.js";
+import { buildQwen3VocabModel } from "../src/models/factory/random-qwen3.js";
 
 const usage = [
   "usage: npm run make-models -- [--out DIR] [--force]",
   "       npm run make-models -- --bench [--bench-large] [--adapters N] [--out DIR] [--force]",
+  "       npm run make-models -- --qwen3-vocab [--out DIR] [--force]",
 ].join("\n");
 
 const { values } = parseArgs({
@@ -29,6 +34,7 @@ const { values } = parseArgs({
     bench: { type: "boolean", default: false },
     "bench-large": { type: "boolean", default: false },
     adapters: { type: "string" },
+    "qwen3-vocab": { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -41,7 +47,11 @@ if (values.help) {
 const config = loadConfig(process.env);
 const benchBuilds = [...(values.bench ? [{ large: false }] : []), ...(values["bench-large"] ? [{ large: true }] : [])];
 
-if (benchBuilds.length === 0) {
+if (values["qwen3-vocab"]) {
+  if (benchBuilds.length > 0 || values.adapters !== undefined) fail("--qwen3-vocab goes alone");
+  const model = await buildQwen3VocabModel(values.out ?? config.modelDir, { force: values.force });
+  console.log(model.written ? `wrote ${model.file}` : `${model.file} already present (use --force to rebuild)`);
+} else if (benchBuilds.length === 0) {
   if (values.adapters !== undefined) fail("--adapters goes with --bench or --bench-large");
   const models = await buildDemoModels(values.out ?? config.modelDir, { force: values.force });
   if (models.written.length === 0) {

@@ -57,8 +57,38 @@ export const samplingSchema = z.object({
 });
 export type Sampling = z.infer<typeof samplingSchema>;
 
-export const chatMessageSchema = z.object({
-  role: z.enum(["system", "user", "assistant"]),
-  content: z.string(),
-});
+/** A call of a tool the model made: `arguments` is the JSON text of the arguments object. */
+export const toolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+export type ToolCall = z.infer<typeof toolCallSchema>;
+
+/**
+ * A chat's message. An assistant's may hold the tool calls it made (and empty content); a
+ * tool's carries a call's result, naming the call it answers.
+ */
+export const chatMessageSchema = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), content: z.string() }),
+  z.object({ role: z.literal("user"), content: z.string() }),
+  z.object({ role: z.literal("assistant"), content: z.string(), toolCalls: z.array(toolCallSchema).optional() }),
+  z.object({ role: z.literal("tool"), content: z.string(), toolCallId: z.string() }),
+]);
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
+
+/** A function the model may call: its parameters are a JSON schema of the arguments object. */
+export const toolFunctionSchema = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+});
+export type ToolFunction = z.infer<typeof toolFunctionSchema>;
+
+/**
+ * The tools a chat offers the model and how it may use them: `auto`, the model chooses between
+ * text and calls; `required`, it calls one or more; `{name}`, it calls that one. `parallel`: more
+ * than one call in an answer. (Tools offered with OpenAI's `none` are not offered at all.)
+ */
+export const toolUseSchema = z.object({
+  tools: z.array(toolFunctionSchema).min(1),
+  choice: z.union([z.enum(["auto", "required"]), z.object({ name: z.string() })]),
+  parallel: z.boolean(),
+});
+export type ToolUse = z.infer<typeof toolUseSchema>;

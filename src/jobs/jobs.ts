@@ -3,7 +3,7 @@ import type { JobsOptions } from "bullmq";
 import { AppError } from "../errors.js";
 import { imagePayloadFields } from "./image-job.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
-import { chatMessageSchema, samplingSchema } from "../domain/generation.js";
+import { chatMessageSchema, samplingSchema, toolUseSchema } from "../domain/generation.js";
 import { MAX_TOP_LOGPROBS } from "../domain/logprobs.js";
 
 /**
@@ -81,6 +81,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
     /** false: the client reads the whole answer at once, so its tokens may go in fewer events (reply-publisher.ts); absent: streamed. */
     streamed: z.boolean().optional(),
     messages: z.array(chatMessageSchema).min(1),
+    /** The tools the model may call, rendered into its prompt; their calls are parsed from its answer. */
+    tools: toolUseSchema.optional(),
     n: z.number().int().min(1).max(8),
     sampling: samplingSchema,
     logprobs: logprobsField,

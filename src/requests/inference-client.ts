@@ -241,7 +241,8 @@ export class InferenceClient {
         if (progress.events++ === 0) clearTimeout(deadline);
         progress.lastEventAt = Date.now();
         onStarted();
-        if (event.type === "token" && firstTokenAt === undefined) {
+        const generated = event.type === "token" || event.type === "tool_call" || event.type === "tool_arguments";
+        if (generated && firstTokenAt === undefined) {
           firstTokenAt = Date.now();
           observer?.firstToken(model, firstTokenAt - queuedAt);
         }

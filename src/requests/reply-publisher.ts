@@ -51,7 +51,7 @@ export class ReplyPublisher {
   ) {}
 
   publish(event: StreamEvent): void {
-    if (event.type !== "token") {
+    if (event.type !== "token" && event.type !== "tool_arguments") {
       clearTimeout(this.hold);
       this.hold = undefined;
       this.overdue = false;
@@ -82,12 +82,20 @@ export class ReplyPublisher {
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
-  private wait(event: TokenEvent): void {
+  /** Text (of a choice, or of a tool call's arguments) that follows text of the same goes with it. */
+  private wait(event: Extract<StreamEvent, { type: "token" | "tool_arguments" }>): void {
     const last = this.waiting.at(-1);
-    if (last?.type === "token" && last.index === event.index && mergeable(last, event)) {
+    if (last?.type === "token" && event.type === "token" && last.index === event.index && mergeable(last, event)) {
       const merged: TokenEvent = { type: "token", index: event.index, text: last.text + event.text };
       if (last.logprobs || event.logprobs) merged.logprobs = [...(last.logprobs ?? []), ...(event.logprobs ?? [])];
       this.waiting[this.waiting.length - 1] = merged;
+    } else if (
+      last?.type === "tool_arguments" &&
+      event.type === "tool_arguments" &&
+      last.index === event.index &&
+      last.call === event.call
+    ) {
+      this.waiting[this.waiting.length - 1] = { ...last, text: last.text + event.text };
     } else {
       this.waiting.push(event);
     }

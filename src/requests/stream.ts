@@ -30,7 +30,8 @@ import { publishInOrder, subscribersOf, waitForRedis } from "../redis/connection
  * they line up with the text). Merging concatenates them, up to MAX_LOGPROB_TOKENS_PER_EVENT.
  */
 
-export type FinishReason = "stop" | "length" | "cancelled";
+/** "tool_calls": a chat answer that ended with tool calls. */
+export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
 
 export interface Usage {
   promptTokens: number;
@@ -40,6 +41,10 @@ export interface Usage {
 export type StreamEvent =
   /** The next text of choice `index`: one token's, or several tokens' concatenated. */
   | { type: "token"; index: number; text: string; logprobs?: TokenLogprob[] }
+  /** Choice `index` begins its tool call number `call` (from 0): the call's ID and function name. */
+  | { type: "tool_call"; index: number; call: number; callId: string; name: string }
+  /** The next characters of the arguments (JSON text) of choice `index`'s call `call`. */
+  | { type: "tool_arguments"; index: number; call: number; text: string }
   /** Embedding jobs: the vectors of inputs `start`, `start + 1`, … (a long answer takes several events). */
   | { type: "embeddings"; start: number; vectors: number[][] }
   /** Image jobs: `step` of `steps` done (over all samples). */

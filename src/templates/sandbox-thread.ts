@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { RenderReply, RenderRequest, TemplateTextJSON } from "./template-protocol.js";
+import type { RenderReply, RenderRequest, TemplateTextJSON, ToolCallFormat } from "./template-protocol.js";
 import { TemplateError } from "./template-error.js";
 
 /** The bounds of one thread (template-sandbox.ts's options). */
@@ -12,6 +12,7 @@ export interface ThreadBounds {
 export interface RenderedTemplate {
   text: TemplateTextJSON;
   stops: TemplateTextJSON[];
+  toolCallFormat?: ToolCallFormat;
 }
 
 /** A render waiting for, or running on, a thread. */
@@ -114,7 +115,7 @@ export class SandboxThread {
     const { task, timer } = this.task;
     clearTimeout(timer);
     this.task = undefined;
-    if (reply.ok) task.resolve({ text: reply.text, stops: reply.stops });
+    if (reply.ok) task.resolve({ text: reply.text, stops: reply.stops, toolCallFormat: reply.toolCallFormat });
     else if (reply.kind === "bounds")
       task.reject(new TemplateError("size", `The chat template's output is too large: ${reply.message}.`));
     else task.reject(new TemplateError("template", reply.message));

@@ -24,10 +24,9 @@ function adversarialProbes(): { name: string; messages: TemplateTurn[] }[] {
     { name: "a lone assistant message", messages: [{ role: "assistant", content: ASSISTANT }] },
     {
       name: "every role in turn, twice",
-      messages: ["system", "user", "assistant", "system", "user", "assistant"].map((role) => ({
-        role: role as TemplateTurn["role"],
-        content: role,
-      })),
+      messages: (["system", "user", "assistant", "system", "user", "assistant"] as const).map(
+        (role): TemplateTurn => ({ role, content: role }),
+      ),
     },
   ];
 }

@@ -1,4 +1,5 @@
 import type { TemplateLimits } from "../config/template-limits.js";
+import type { ToolFunction } from "../domain/generation.js";
 import type { TemplateTurn } from "./template-protocol.js";
 import { TemplateError } from "./template-error.js";
 import { quarantineMessage, templateHash, TemplateQuarantine } from "./template-quarantine.js";
@@ -55,7 +56,12 @@ export class TemplateSandbox {
   }
 
   /** Renders `template` (owned by `owner`, an account) on a thread. */
-  render(template: string, messages: readonly TemplateTurn[], owner: string): Promise<RenderedTemplate> {
+  render(
+    template: string,
+    messages: readonly TemplateTurn[],
+    owner: string,
+    tools?: readonly ToolFunction[],
+  ): Promise<RenderedTemplate> {
     if (this.closed) return Promise.reject(new TemplateError("unavailable", "The template sandbox is closed."));
     const hash = templateHash(template);
     const quarantined = this.quarantined(hash);
@@ -68,7 +74,7 @@ export class TemplateSandbox {
     }
     return new Promise<RenderedTemplate>((resolve, reject) => {
       queue.push({
-        request: { template, messages, maxChars: this.maxChars },
+        request: { template, messages, ...(tools && tools.length > 0 ? { tools } : {}), maxChars: this.maxChars },
         owner,
         hash,
         resolve,

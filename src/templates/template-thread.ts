@@ -1,6 +1,6 @@
 import { parentPort } from "node:worker_threads";
 import { JinjaTemplateChatWrapper, type ChatWrapper } from "node-llama-cpp";
-import { toChatHistory } from "./chat-history.js";
+import { toChatFunctions, toChatHistory, toolCallFormatOf } from "./chat-history.js";
 import {
   textLength,
   textPieces,
@@ -35,7 +35,11 @@ function wrapperFor(template: string): ChatWrapper {
 function render(request: RenderRequest): RenderReply {
   const { id } = request;
   try {
-    const state = wrapperFor(request.template).generateContextState({ chatHistory: toChatHistory(request.messages) });
+    const wrapper = wrapperFor(request.template);
+    const state = wrapper.generateContextState({
+      chatHistory: toChatHistory(request.messages),
+      ...(request.tools ? { availableFunctions: toChatFunctions(request.tools) } : {}),
+    });
     const text = textPieces(state.contextText.toJSON() as string | TemplateTextJSON);
     const length = textLength(text);
     if (length > request.maxChars) {
@@ -49,7 +53,7 @@ function render(request: RenderRequest): RenderReply {
     const stops = state.stopGenerationTriggers.map((trigger) =>
       textPieces(trigger.toJSON() as string | TemplateTextJSON),
     );
-    return { id, ok: true, text, stops };
+    return { id, ok: true, text, stops, ...(request.tools ? { toolCallFormat: toolCallFormatOf(wrapper) } : {}) };
   } catch (error) {
     const message = unwrapped(error instanceof Error ? error.message : String(error));
     // An array or string past V8's limits is the template's size, not its logic (node-llama-cpp

@@ -8,9 +8,11 @@ import type {
   GenerateRequest,
   GenerateResult,
   OnText,
+  ToolCallFormat,
   UserTemplate,
 } from "./engine/engine.js";
 import { codePoints } from "./engine/logprob-ledger.js";
+import { ToolCallParser } from "./tool-call-parser.js";
 
 /** What the inference handler needs from the worker around it. */
 export interface InferenceTarget {
@@ -53,18 +55,20 @@ export async function runInference(
     return { finishReasons: [], usage };
   }
 
-  const groups =
+  const groups: { tokens: number[]; stop: string[]; toolCallFormat?: ToolCallFormat }[] =
     payload.kind === "completion"
       ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
-      : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model))];
+      : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model), payload.tools?.tools)];
   const echo = payload.kind === "completion" && payload.echo === true;
+  const tools = payload.kind === "chat" ? payload.tools : undefined;
 
   // One failing choice stops its siblings.
   const local = new AbortController();
   const stopAll = () => local.abort();
   signal.addEventListener("abort", stopAll, { once: true });
-  const runs: Promise<GenerateResult>[] = [];
+  const runs: Promise<GenerateResult | ToolCallsResult>[] = [];
   groups.forEach((group, g) => {
+    const format = group.toolCallFormat;
     for (let c = 0; c < payload.n; c++) {
       const index = g * payload.n + c;
       const request: GenerateRequest = {
@@ -73,12 +77,18 @@ export async function runInference(
         sampling: payload.sampling,
         express: payload.express,
         ...(payload.logprobs === undefined ? {} : { logprobs: payload.logprobs }),
+        ...(tools && format ? { toolCalls: { use: tools, format } } : {}),
       };
       const token = (text: string, logprobs?: TokenLogprob[]) =>
         emit(logprobs ? { type: "token", index, text, logprobs } : { type: "token", index, text });
       const prompt = echo && payload.kind === "completion" ? payload.prompts[g]! : undefined;
+      // With tools the API refuses logprobs: a call's tokens have no place in the text's logprobs.
+      const run =
+        tools && format
+          ? generateWithTools(target.context, request, c, local.signal, format, index, emit)
+          : generateChoice(target.context, request, c, local.signal, token, prompt);
       runs.push(
-        generateChoice(target.context, request, c, local.signal, token, prompt).catch((error: unknown) => {
+        run.catch((error: unknown) => {
           stopAll();
           throw error;
         }),
@@ -95,6 +105,32 @@ export async function runInference(
   emit({ type: "done", choices, usage });
   return { finishReasons: choices.map((c) => c.finishReason), usage };
 }
+
+/** A choice that may call tools: its text goes through the parser, which tells calls from content. */
+async function generateWithTools(
+  context: EngineContext,
+  request: GenerateRequest,
+  choice: number,
+  signal: AbortSignal,
+  format: ToolCallFormat,
+  index: number,
+  emit: (event: StreamEvent) => void,
+): Promise<GenerateResult | ToolCallsResult> {
+  const parser = new ToolCallParser(format);
+  const send = (parts: ReturnType<ToolCallParser["push"]>) => {
+    for (const part of parts) {
+      if (part.kind === "text") emit({ type: "token", index, text: part.text });
+      else if (part.kind === "call")
+        emit({ type: "tool_call", index, call: part.call, callId: part.id, name: part.name });
+      else emit({ type: "tool_arguments", index, call: part.call, text: part.text });
+    }
+  };
+  const result = await generateChoice(context, request, choice, signal, (text) => send(parser.push(text)));
+  send(parser.flush());
+  return parser.callCount > 0 && result.finishReason === "stop" ? { ...result, finishReason: "tool_calls" } : result;
+}
+
+type ToolCallsResult = Omit<GenerateResult, "finishReason"> & { finishReason: "tool_calls" };
 
 /**
  * Generates one choice. With `echo` (the prompt's text), the choice's text starts with it: at

@@ -3,3 +3,9 @@ import path from "node:path";
 
 /** Where the test run's demo models live; test/global-setup.ts builds them once per run. */
 export const testModelDir = path.join(os.tmpdir(), `hearth-test-models-${process.getuid?.() ?? 0}`);
+
+/**
+ * Where qwen3-vocab-tiny lives, apart from the demo models: a worker serves every model of its
+ * directory, and only the tests that need this one should load it.
+ */
+export const testQwen3ModelDir = path.join(os.tmpdir(), `hearth-test-qwen3-${process.getuid?.() ?? 0}`);

@@ -39,6 +39,18 @@ export function chatChunks(meta: ChatMeta, includeUsage: boolean): (event: Strea
   const firstDelta = deltaChunk(true);
   const nextDelta = deltaChunk(false);
   const started = new Set<number>();
+  /** A tool call's delta: its first names it, the next ones carry argument fragments. */
+  const callDelta = (index: number, delta: NonNullable<ChatChunkChoice["delta"]["tool_calls"]>[number]) => {
+    const first = !started.has(index);
+    started.add(index);
+    const choice: ChatChunkChoice = {
+      index,
+      delta: first ? { role: "assistant", content: "", tool_calls: [delta] } : { tool_calls: [delta] },
+      logprobs: null,
+      finish_reason: null,
+    };
+    return [JSON.stringify(chatChunk(meta, [choice]))];
+  };
   return (event) => {
     if (event.type === "token") {
       const first = !started.has(event.index);
@@ -49,6 +61,17 @@ export function chatChunks(meta: ChatMeta, includeUsage: boolean): (event: Strea
         return [JSON.stringify(chatChunk(meta, [choice]))];
       }
       return [(first ? firstDelta : nextDelta)({ index: event.index, content: event.text })];
+    }
+    if (event.type === "tool_call") {
+      return callDelta(event.index, {
+        index: event.call,
+        id: event.callId,
+        type: "function",
+        function: { name: event.name, arguments: "" },
+      });
+    }
+    if (event.type === "tool_arguments") {
+      return callDelta(event.index, { index: event.call, function: { arguments: event.text } });
     }
     if (event.type !== "done") return [];
     return endingChunks(

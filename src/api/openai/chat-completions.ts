@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Hono } from "hono";
-import type { ChatMessage } from "../../domain/generation.js";
+import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
 import { chatCompletionsRoute } from "../contract/openai/routes.js";
-import type { ChatRequest } from "../contract/openai/requests.js";
 import type { ChatCompletion } from "../contract/openai/responses.js";
 import { mountRoute } from "../mount-route.js";
 import { REQUEST_ID_HEADER } from "../request-id.js";
 import type { ChatMeta } from "./chat-chunks.js";
-import { collect, unixNow, usageBody } from "./collect.js";
+import { toMessages, toToolUse } from "./chat-messages.js";
+import { collect, unixNow, usageBody, type CollectedCall } from "./collect.js";
 import { chatLogprobs, chatTopLogprobs } from "./logprobs.js";
 import { checkMaxTokens, toSampling } from "./sampling.js";
 import { chatEstimate } from "./token-estimate.js";
@@ -35,6 +35,8 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       ? { endpoint: "chat", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
       : undefined;
     const messages = toMessages(req.messages);
+    const tools = toToolUse(req);
+    if (tools) refuseBesideTools(sampling.constraint !== undefined, logprobs !== undefined);
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(
@@ -43,6 +45,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
           kind: "chat",
           model,
           messages,
+          ...(tools ? { tools } : {}),
           n,
           sampling,
           streamed: view !== undefined,
@@ -60,7 +63,7 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       object: "chat.completion",
       choices: result.texts.map((content, index) => ({
         index,
-        message: { role: "assistant", content },
+        message: assistantMessage(content, result.toolCalls[index] ?? []),
         logprobs: logprobs === undefined ? null : chatLogprobs(result.logprobs[index] ?? []),
         finish_reason: result.finishReasons[index] ?? "stop",
       })),
@@ -70,10 +73,25 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   });
 }
 
-/** OpenAI messages → Hearth's: "developer" is a system message; text parts are joined. */
-function toMessages(messages: ChatRequest["messages"]): ChatMessage[] {
-  return messages.map((m) => ({
-    role: m.role === "developer" ? "system" : m.role,
-    content: typeof m.content === "string" ? m.content : m.content.map((p) => p.text).join(""),
-  }));
+/** The answer's message: with tool calls, its content is the text before them, or null if there is none. */
+function assistantMessage(content: string, calls: CollectedCall[]): ChatCompletion["choices"][number]["message"] {
+  if (calls.length === 0) return { role: "assistant", content };
+  return {
+    role: "assistant",
+    content: content === "" ? null : content,
+    tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+  };
+}
+
+/**
+ * Tools take the whole answer's grammar, and their calls' tokens have no place in the text's
+ * logprobs: neither response_format nor logprobs goes with them (tool_choice "none" may).
+ */
+function refuseBesideTools(constrained: boolean, logprobs: boolean): void {
+  const param = constrained ? "response_format" : logprobs ? "logprobs" : undefined;
+  if (param) {
+    throw new AppError("invalid_request", `${param} cannot be combined with tools, unless tool_choice is "none".`, {
+      param,
+    });
+  }
 }

@@ -1,6 +1,9 @@
-import type { ChatMessage, Sampling } from "../../domain/generation.js";
+import type { ChatMessage, Sampling, ToolFunction, ToolUse } from "../../domain/generation.js";
+import type { ToolCallFormat } from "../../templates/template-protocol.js";
 import type { TokenLogprob } from "../../domain/logprobs.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
+
+export type { ToolCallFormat };
 
 /**
  * The inference engine as the worker sees it. Only llama-engine.ts knows that
@@ -42,8 +45,14 @@ export interface EngineModel {
    * else the model's own template, else Hearth's default. A given template is a user's, so it
    * renders in the template sandbox, within its time, memory and size bounds and its owner's
    * share of the sandbox's threads; a template quarantined there is refused at once.
+   * `tools` are rendered as the template renders tools (Hearth's default: docs/api.md), and
+   * the prompt then says how the template writes a call (`toolCallFormat`).
    */
-  renderChat(messages: readonly ChatMessage[], template?: UserTemplate): Promise<RenderedPrompt>;
+  renderChat(
+    messages: readonly ChatMessage[],
+    template?: UserTemplate,
+    tools?: readonly ToolFunction[],
+  ): Promise<RenderedPrompt>;
   /**
    * A context: `sequences` requests evaluated together in one batch, each with up to
    * `contextSize` tokens.
@@ -69,6 +78,8 @@ export interface RenderedPrompt {
   tokens: number[];
   /** Extra stop strings the template implies (e.g. the next turn's marker). */
   stop: string[];
+  /** How the model writes a tool call (present when tools were rendered). */
+  toolCallFormat?: ToolCallFormat;
 }
 
 export interface ContextOptions {
@@ -118,6 +129,13 @@ export interface GenerateRequest {
   /** Stop strings beyond sampling.stop (from the chat template); not applied under a constraint. */
   extraStop?: readonly string[];
   /**
+   * Tools the model may call, written in `format`: with `required` or a named function the
+   * answer is calls from its first token, generated under a grammar of the calls (names and
+   * arguments' JSON schemas); with `auto` that grammar takes over once the model writes the
+   * format's trigger, and ends the answer with its calls.
+   */
+  toolCalls?: { use: ToolUse; format: ToolCallFormat };
+  /**
    * An express request (fair scheduling's express lane: the request of an account with nothing
    * else in flight, docs/security.md): served first among those waiting for a sequence, and its
    * prompt decoded in a batch of its own.
@@ -145,6 +163,7 @@ export interface GenerateRequest {
 export type OnText = (text: string, logprobs?: TokenLogprob[]) => void;
 
 export interface GenerateResult {
+  /** "stop" also when the answer ended with tool calls (the worker tells them from the text). */
   finishReason: "stop" | "length" | "cancelled";
   promptTokens: number;
   completionTokens: number;

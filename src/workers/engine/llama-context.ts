@@ -17,6 +17,7 @@ import { scorePrompt } from "./prompt-logprobs.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
 import { TokenTextDecoder } from "./token-text.js";
+import { toolCallGrammar } from "./tool-call-grammar.js";
 
 /**
  * One llama.cpp context: a fixed number of sequences evaluated together in batches.
@@ -78,13 +79,14 @@ export class LlamaEngineContext implements EngineContext {
     // Compiled (or refused) before a sequence is taken, so a bad grammar waits for nobody.
     const constraint = request.sampling.constraint;
     const grammar = constraint ? await this.grammars.get(constraint) : undefined;
+    const calls = await this.toolCalls(request);
     const express = request.express === true;
     const sequence = await this.acquire(signal, express);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, grammar, signal, onText);
+      return await this.run(sequence, prompt, maxTokens, request, grammar, signal, onText, calls);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -100,6 +102,7 @@ export class LlamaEngineContext implements EngineContext {
     grammar: LlamaGrammar | undefined,
     signal: AbortSignal,
     onText: OnText,
+    calls: ToolCallConstraint | undefined,
   ): Promise<GenerateResult> {
     // Under a grammar the grammar says where the output ends: a template's stop strings (the
     // next turn's marker) could occur inside a JSON string and cut it.
@@ -118,10 +121,14 @@ export class LlamaEngineContext implements EngineContext {
     };
     const emit = (text: string) => {
       ledger?.decoded(text);
+      calls?.see(text);
       const out = stops.push(text);
       send(out.text);
       stopped = out.stopped;
     };
+    // A request has a response_format's grammar or its tool calls', never both (the API refuses both).
+    const options = evaluateOptions(request, generated, grammarState);
+    if (calls) options.grammarEvaluationState = () => calls.state();
     let input = prompt;
     if (top !== undefined && request.promptLogprobs && !signal.aborted) {
       const reported = prompt.length - request.promptTokens.length;
@@ -132,11 +139,7 @@ export class LlamaEngineContext implements EngineContext {
     }
     if (!signal.aborted) {
       const metadata = { probabilities: top !== undefined };
-      for await (const step of sequence.evaluateWithMetadata(
-        input,
-        metadata,
-        evaluateOptions(request, generated, grammarState),
-      )) {
+      for await (const step of sequence.evaluateWithMetadata(input, metadata, options)) {
         const token = step.token;
         generated.push(token);
         if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
@@ -165,6 +168,15 @@ export class LlamaEngineContext implements EngineContext {
 
   private decoder(): TokenTextDecoder {
     return new TokenTextDecoder((tokens, last) => this.model.detokenize(tokens as Token[], false, last as Token[]));
+  }
+
+  /** The grammar of the request's tool calls: in force from the start, or once the model writes the trigger. */
+  private async toolCalls(request: GenerateRequest): Promise<ToolCallConstraint | undefined> {
+    if (!request.toolCalls) return undefined;
+    const { use, format } = request.toolCalls;
+    const fromStart = use.choice !== "auto";
+    const grammar = await toolCallGrammar(this.model.llama, use, format, fromStart ? "prefix" : "trigger");
+    return new ToolCallConstraint(this.model, grammar, fromStart ? undefined : format.trigger);
   }
 
   private loraOf(adapter: EngineAdapter | undefined): NativeLora | undefined {
@@ -289,4 +301,39 @@ function evaluateOptions(
     };
   }
   return options;
+}
+
+/**
+ * A tool-call grammar's state through one generation: in force from the first token when
+ * there is no trigger, else from the token after the one that completes the trigger in the
+ * generated text. It is never lifted: the answer ends with its calls.
+ */
+class ToolCallConstraint {
+  private active: LlamaGrammarEvaluationState | undefined;
+  private text = "";
+
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly grammar: LlamaGrammar,
+    private readonly trigger: string | undefined,
+  ) {
+    if (trigger === undefined) this.active = this.start();
+  }
+
+  /** The state to sample the next token with (none while the model writes text). */
+  state(): LlamaGrammarEvaluationState | undefined {
+    return this.active;
+  }
+
+  /** Text the model generated, in order. */
+  see(text: string): void {
+    if (this.active || this.trigger === undefined) return;
+    // Only the tail that could hold the trigger is kept.
+    this.text = (this.text + text).slice(-(this.trigger.length + text.length));
+    if (this.text.includes(this.trigger)) this.active = this.start();
+  }
+
+  private start(): LlamaGrammarEvaluationState {
+    return new LlamaGrammarEvaluationState({ model: this.model, grammar: this.grammar });
+  }
 }

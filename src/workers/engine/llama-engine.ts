@@ -13,14 +13,14 @@ import {
 import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
 import { usableCores } from "../../process/usable-cores.js";
-import { toChatHistory } from "../../templates/chat-history.js";
+import { toChatFunctions, toChatHistory, toolCallFormatOf } from "../../templates/chat-history.js";
 import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
 import { TemplateError } from "../../templates/template-error.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 import { DEFAULT_TEMPLATE_LIMITS } from "../../config/template-limits.js";
 import { TemplateSandbox, type TemplateSandboxOptions } from "../../templates/template-sandbox.js";
-import type { ChatMessage } from "../../domain/generation.js";
-import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
+import type { ChatMessage, ToolFunction } from "../../domain/generation.js";
+import { defaultChatStops, defaultToolCallFormat, renderDefaultChat } from "./default-chat-template.js";
 import type {
   ContextOptions,
   Engine,
@@ -132,27 +132,48 @@ class LlamaEngineModel implements EngineModel {
     return this.model.tokenize(text, false);
   }
 
-  async renderChat(messages: readonly ChatMessage[], template?: UserTemplate): Promise<RenderedPrompt> {
-    if (template !== undefined) return this.renderInSandbox(messages, template);
+  async renderChat(
+    messages: readonly ChatMessage[],
+    template?: UserTemplate,
+    tools?: readonly ToolFunction[],
+  ): Promise<RenderedPrompt> {
+    if (template !== undefined) return this.renderInSandbox(messages, template, tools);
+    const offered = tools !== undefined && tools.length > 0;
     if (!this.chatWrapper) {
-      return { tokens: this.tokenize(renderDefaultChat(messages)), stop: [...defaultChatStops] };
+      return {
+        tokens: this.tokenize(renderDefaultChat(messages, tools)),
+        stop: [...defaultChatStops],
+        ...(offered ? { toolCallFormat: defaultToolCallFormat } : {}),
+      };
     }
     // The base model's own template: the operator's file, rendered here as node-llama-cpp does.
-    const state = this.chatWrapper.generateContextState({ chatHistory: toChatHistory(messages) });
+    const state = this.chatWrapper.generateContextState({
+      chatHistory: toChatHistory(messages),
+      ...(offered ? { availableFunctions: toChatFunctions(tools) } : {}),
+    });
     return {
       tokens: state.contextText.tokenize(this.model.tokenizer),
       stop: plainStops(
         state.stopGenerationTriggers.map((trigger) => textPieces(trigger.toJSON() as string | TemplateTextJSON)),
       ),
+      ...(offered ? { toolCallFormat: toolCallFormatOf(this.chatWrapper) } : {}),
     };
   }
 
   /** A user's template (an adapter's): rendered in the sandbox, never on this thread. */
-  private async renderInSandbox(messages: readonly ChatMessage[], template: UserTemplate): Promise<RenderedPrompt> {
+  private async renderInSandbox(
+    messages: readonly ChatMessage[],
+    template: UserTemplate,
+    tools: readonly ToolFunction[] | undefined,
+  ): Promise<RenderedPrompt> {
     try {
-      const rendered = await this.templates.render(template.text, messages, template.owner);
+      const rendered = await this.templates.render(template.text, messages, template.owner, tools);
       const text = LlamaText.fromJSON(rendered.text as LlamaTextJSON);
-      return { tokens: text.tokenize(this.model.tokenizer), stop: plainStops(rendered.stops) };
+      return {
+        tokens: text.tokenize(this.model.tokenizer),
+        stop: plainStops(rendered.stops),
+        ...(rendered.toolCallFormat ? { toolCallFormat: rendered.toolCallFormat } : {}),
+      };
     } catch (cause) {
       if (!(cause instanceof TemplateError)) throw cause;
       if (cause.kind === "unavailable") throw new AppError("unavailable", cause.message, { cause });

@@ -71,6 +71,13 @@ const ROUTES: Record<Endpoint, { path: string; base: Record<string, unknown> }> 
 const HONOURED_WITH: Record<string, (endpoint: Endpoint) => Record<string, unknown>> = {
   logprobs: (endpoint) => ({ logprobs: endpoint === "chat" ? true : 2 }),
   top_logprobs: () => ({ logprobs: true, top_logprobs: 2 }),
+  tools: () => ({ tools: [LOOKUP] }),
+  tool_choice: () => ({ tools: [LOOKUP], tool_choice: "required" }),
+  parallel_tool_calls: () => ({ tools: [LOOKUP], tool_choice: "required", parallel_tool_calls: false }),
+};
+const LOOKUP = {
+  type: "function",
+  function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string", maxLength: 4 } } } },
 };
 const HONOURED_SAMPLES: Record<string, unknown> = {
   echo: true,

@@ -122,9 +122,6 @@ const CHAT: Record<string, ParameterRule> = {
   functions: { status: "refused", why: "The legacy function-calling fields are not taken: use tools." },
   function_call: { status: "refused", why: "The legacy function-calling fields are not taken: use tool_choice." },
   logit_bias: { status: "refused", why: "Token biases are not available." },
-  tools: { status: "refused", why: "Tool calls are not available." },
-  tool_choice: { status: "refused", why: "Tool calls are not available." },
-  parallel_tool_calls: { status: "refused", why: "Tool calls are not available." },
 };
 
 const COMPLETIONS: Record<string, ParameterRule> = {

@@ -162,21 +162,89 @@ const messageContent = z.union([z.string(), z.array(textPart).min(1)], {
   message: "content must be a string or an array of text parts",
 });
 
+const requestToolCall = z.object({
+  id: z.string({ message: "a tool call needs its id" }).min(1),
+  type: z.literal("function", { message: "a tool call's type must be 'function'" }),
+  function: z.object({
+    name: z.string({ message: "a tool call needs its function's name" }).min(1),
+    arguments: z.string({ message: "a tool call's arguments must be a JSON string" }),
+  }),
+});
+
+const chatMessage = z.discriminatedUnion(
+  "role",
+  [
+    z.object({
+      role: z.enum(["system", "developer", "user"]),
+      content: messageContent,
+      name: z.string().nullish(),
+    }),
+    z.object({
+      role: z.literal("assistant"),
+      content: messageContent.nullish(),
+      name: z.string().nullish(),
+      tool_calls: z.array(requestToolCall).nullish(),
+    }),
+    z.object({
+      role: z.literal("tool"),
+      content: messageContent,
+      tool_call_id: z.string({ message: "a tool message needs the tool_call_id of the call it answers" }).min(1),
+    }),
+  ],
+  { message: "role must be one of system, developer, user, assistant, tool" },
+);
+
+/** OpenAI's function names: letters, digits, underscores and dashes, at most 64. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const tool = z.object({
+  type: z.literal("function", { message: "a tool's type must be 'function'" }),
+  function: z.object({
+    name: z.string({ message: "a function needs a name" }).regex(TOOL_NAME, {
+      message: "a function name has 1 to 64 letters, digits, underscores or dashes",
+    }),
+    description: z.string().nullish(),
+    parameters: z
+      .record(z.string(), z.unknown(), { message: "a function's parameters must be a JSON schema object" })
+      .nullish(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const toolChoice = z.union(
+  [
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+  ],
+  { message: "tool_choice must be none, auto, required or {type: 'function', function: {name}}" },
+);
+
 export const chatRequestSchema = withPolicy("chat", {
   ...sampling,
   messages: z
-    .array(
-      z.object({
-        role: z.enum(["system", "developer", "user", "assistant"], {
-          message: "role must be one of system, developer, user, assistant",
-        }),
-        content: messageContent,
-        name: z.string().nullish(),
-      }),
-      { message: "messages must be an array of messages" },
-    )
+    .array(chatMessage, { message: "messages must be an array of messages" })
     .min(1, { message: "messages must hold at least one message" })
-    .openapi({ description: "The conversation; `developer` is treated as `system`, text parts are joined." }),
+    .openapi({
+      description:
+        "The conversation; `developer` is treated as `system`, text parts are joined. An assistant message may carry `tool_calls` (content then may be null); a `tool` message carries a call's result and the `tool_call_id` of an earlier call.",
+    }),
+  tools: z
+    .array(tool, { message: "tools must be an array of {type: 'function', function: {...}}" })
+    .min(1, { message: "tools must hold at least one tool" })
+    .max(128, { message: "tools may hold at most 128 tools" })
+    .nullish()
+    .openapi({
+      description:
+        "Functions the model may call: name, description and parameters (a JSON schema of the arguments object), rendered through the model's chat template (docs/api.md, Tool calls).",
+    }),
+  tool_choice: toolChoice.nullish().openapi({
+    description:
+      "`auto` (default with tools): the model chooses text or calls; `required`: calls, from the answer's first token; a named function: a call of it; `none`: tools are not offered. With `required` or a name, calls are generated under a grammar of the functions' parameters.",
+  }),
+  parallel_tool_calls: z
+    .boolean()
+    .nullish()
+    .openapi({ description: "Whether an answer may hold more than one call. Default true." }),
   max_tokens: maxTokens.openapi({ description: "Default: until the context is full." }),
   max_completion_tokens: maxTokens.openapi({ description: "Takes precedence over max_tokens." }),
   logprobs: z

@@ -8,7 +8,9 @@ export const usageSchema = z
   .openapi("Usage");
 export type UsageBody = z.infer<typeof usageSchema>;
 
-const finishReason = z.enum(["stop", "length"]).openapi({ description: "`length` when max_tokens ran out." });
+const finishReason = z.enum(["stop", "length", "tool_calls"]).openapi({
+  description: "`length` when max_tokens ran out; `tool_calls` (chat only) when the answer ended with tool calls.",
+});
 export type PublicFinishReason = z.infer<typeof finishReason>;
 
 const answerFields = <O extends string>(object: O) => ({
@@ -77,9 +79,30 @@ const chatLogprobs = z
   .openapi({ description: "With `logprobs: true` in the request; else null. On a chunk, that chunk's tokens." });
 export type ChatLogprobs = z.infer<typeof chatLogprobs>;
 
+const toolCall = z
+  .object({
+    id: z.string().openapi({ description: "`call_…`: what the tool message with its result names." }),
+    type: z.literal("function"),
+    function: z.object({
+      name: z.string(),
+      arguments: z.string().openapi({
+        description:
+          "The arguments object as JSON text; with tool_choice `required` or a named function, and once a call starts with `auto`, generated under a grammar of the function's parameters schema.",
+      }),
+    }),
+  })
+  .openapi("ChatToolCall");
+
 const chatChoice = z.object({
   index: z.number().int(),
-  message: z.object({ role: z.literal("assistant"), content: z.string() }),
+  message: z.object({
+    role: z.literal("assistant"),
+    content: z
+      .string()
+      .nullable()
+      .openapi({ description: "null when the answer is tool calls alone; else the text (before any call)." }),
+    tool_calls: z.array(toolCall).optional().openapi({ description: "Present when the model called tools." }),
+  }),
   logprobs: chatLogprobs,
   finish_reason: finishReason,
 });
@@ -89,9 +112,28 @@ export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
 const chatChunkChoice = z.object({
   index: z.number().int(),
-  delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }).openapi({
-    description: "The first delta of a choice carries `role`; the last one (with finish_reason) is empty.",
-  }),
+  delta: z
+    .object({
+      role: z.literal("assistant").optional(),
+      content: z.string().optional(),
+      tool_calls: z
+        .array(
+          z.object({
+            index: z.number().int().openapi({ description: "The call's place among the choice's calls, from 0." }),
+            id: z.string().optional(),
+            type: z.literal("function").optional(),
+            function: z.object({ name: z.string().optional(), arguments: z.string() }),
+          }),
+        )
+        .optional()
+        .openapi({
+          description:
+            "A call's first delta has its id, type and function name (arguments empty); the next ones, fragments of its arguments to append.",
+        }),
+    })
+    .openapi({
+      description: "The first delta of a choice carries `role`; the last one (with finish_reason) is empty.",
+    }),
   logprobs: chatLogprobs,
   finish_reason: finishReason.nullable(),
 });

@@ -282,8 +282,9 @@ function evaluateOptions(
   // Only tokens the grammar allows are sampled; once it is complete, only the end of generation.
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
   if (s.temperature > 0) {
-    if (s.topK !== undefined) options.topK = s.topK;
-    if (s.topP !== undefined) options.topP = s.topP;
+    // Off unless asked for, as documented: node-llama-cpp's own defaults are top_k 40, top_p 0.95.
+    options.topK = s.topK ?? 0;
+    options.topP = s.topP ?? 1;
     if (s.minP !== undefined) options.minP = s.minP;
     if (s.seed !== undefined) options.seed = s.seed;
   }

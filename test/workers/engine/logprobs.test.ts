@@ -159,4 +159,26 @@ describe("logprobs against the bigram oracle", () => {
     expect(r.prompted![5]).toMatchObject({ token: "!", offset: 4 });
     expectMatchesOracle(r.prompted![4]!, oracleLogprobs(0xc3, 1), 1);
   });
+
+  // node-llama-cpp's own defaults are top_k 40 and top_p 0.95; Hearth's are off, as documented.
+  it("samples from the whole distribution when top_k and top_p are not given", async () => {
+    const ranks = async (extra: Partial<Sampling>) => {
+      const out: number[] = [];
+      for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+        const r = await run("Embers ", {
+          sampling: sampling({ temperature: 2, seed, maxTokens: 48, ...extra }),
+          logprobs: 0,
+        });
+        const prev = previous("Embers ", r.logprobs);
+        r.logprobs.forEach((entry, i) => {
+          const expected = oracleLogprobs(prev[i]!, 2);
+          const chosen = expected[idOf(entry)]!;
+          out.push(expected.filter((l) => l > chosen + 1e-6).length);
+        });
+      }
+      return out;
+    };
+    expect(Math.max(...(await ranks({})))).toBeGreaterThanOrEqual(40);
+    expect(Math.max(...(await ranks({ topK: 40 })))).toBeLessThan(40);
+  });
 });

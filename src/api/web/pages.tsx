@@ -186,6 +186,7 @@ function TextPlayground(props: { name: string }) {
         <Buttons />
       </form>
       <p class="error" role="alert" hidden />
+      <div id="alternatives" class="alternatives" role="tooltip" hidden />
     </div>
   );
 }
@@ -213,6 +214,9 @@ function Sampling() {
       </label>
       <label>
         Temperature <input name="temperature" type="number" min={0} max={2} step="0.1" value="0" />
+      </label>
+      <label class="switch">
+        <input name="json" type="checkbox" /> JSON
       </label>
     </div>
   );

@@ -132,6 +132,60 @@ describe("the web pages in Chromium", () => {
     await context.close();
   }, 60_000);
 
+  it("shows each generated token's most likely alternatives on hover, and answers JSON in JSON mode", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    await page.goto(`${hearth.url}/accounts/hearth/models/hearth-tiny`);
+    const form = page.locator("form.generate-form");
+    await form.getByLabel("Prompt").fill("The hearth ");
+    await form.getByLabel("Max tokens").fill("12");
+    await form.getByRole("button", { name: "Generate" }).click();
+    await page.waitForSelector('form.generate-form[data-state="done"]');
+    // One span per token, which together are the text; the API's logprobs say what each should show.
+    const tokens = form.locator("output .token");
+    expect(await tokens.count()).toBe(12);
+    const res = await fetch(`${hearth.baseURL}/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "accounts/hearth/models/hearth-tiny",
+        prompt: "The hearth ",
+        max_tokens: 12,
+        temperature: 0,
+        logprobs: 5,
+      }),
+    });
+    const api = (await res.json()) as {
+      choices: { text: string; logprobs: { tokens: string[]; top_logprobs: Record<string, number>[] } }[];
+    };
+    expect(await form.locator("output").textContent()).toBe(api.choices[0]!.text);
+    await tokens.nth(3).hover();
+    const tooltip = page.getByRole("tooltip");
+    await tooltip.waitFor();
+    const rows = await tooltip.locator("tr").allTextContents();
+    const expected = Object.entries(api.choices[0]!.logprobs.top_logprobs[3]!);
+    expect(rows).toEqual(
+      expected.map(([token, logprob]) => `${JSON.stringify(token)}${(100 * Math.exp(logprob)).toFixed(1)}%`),
+    );
+    expect(await tooltip.locator("tr.chosen td").first().textContent()).toBe(
+      JSON.stringify(api.choices[0]!.logprobs.tokens[3]),
+    );
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "alternatives.png"), fullPage: true });
+    await page.mouse.move(0, 0);
+    await tooltip.waitFor({ state: "hidden" });
+
+    // JSON mode: the same model answers a JSON object.
+    await form.evaluate((f) => f.removeAttribute("data-state"));
+    await form.getByLabel("JSON").check();
+    await form.getByLabel("Max tokens").fill("200");
+    await form.getByRole("button", { name: "Generate" }).click();
+    await page.waitForSelector('form.generate-form[data-state="done"]');
+    const json = JSON.parse((await form.locator("output").textContent()) ?? "");
+    expect(typeof json === "object" && json !== null && !Array.isArray(json)).toBe(true);
+    await context.close();
+  }, 60_000);
+
   it("draws an image for an image model, with a progress bar", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -96,10 +96,74 @@
     });
   }
 
+  /** The form's sampling fields; JSON mode asks for a JSON object. */
   const numbers = (form) => ({
     max_tokens: Number(form.elements.max_tokens.value),
     temperature: Number(form.elements.temperature.value),
+    ...(form.elements.json.checked ? { response_format: { type: "json_object" } } : {}),
   });
+
+  /** How many likely tokens each generated token shows on hover. */
+  const ALTERNATIVES = 5;
+  const tooltip = root.querySelector("#alternatives");
+  const percent = (logprob) => `${(100 * Math.exp(logprob)).toFixed(1)}%`;
+
+  /** Shows a token's most likely alternatives (its own row in bold) beside it. */
+  const showAlternatives = (span) => {
+    const { token, alternatives } = JSON.parse(span.dataset.alternatives);
+    const table = document.createElement("table");
+    for (const [text, logprob] of alternatives) {
+      const row = table.insertRow();
+      if (text === token) row.className = "chosen";
+      row.insertCell().textContent = JSON.stringify(text);
+      row.insertCell().textContent = percent(logprob);
+    }
+    tooltip.replaceChildren(table);
+    const box = span.getBoundingClientRect();
+    tooltip.style.left = `${box.left}px`;
+    tooltip.style.top = `${box.bottom + 4}px`;
+    tooltip.hidden = false;
+    span.setAttribute("aria-describedby", "alternatives");
+  };
+  const hideAlternatives = (span) => {
+    tooltip.hidden = true;
+    span.removeAttribute("aria-describedby");
+  };
+
+  /**
+   * Appends generated text to `into`: token by token, each a span that shows its alternatives
+   * on hover or focus, when the chunk's tokens make up its text; else as plain text.
+   */
+  const appendTokens = (into, text, tokens) => {
+    if (!tokens || tokens.map((t) => t.token).join("") !== text) {
+      into.append(text);
+      return;
+    }
+    for (const t of tokens) {
+      const span = document.createElement("span");
+      span.className = "token";
+      span.tabIndex = -1;
+      span.textContent = t.token;
+      span.dataset.alternatives = JSON.stringify({ token: t.token, alternatives: t.alternatives });
+      span.addEventListener("mouseenter", () => showAlternatives(span));
+      span.addEventListener("mouseleave", () => hideAlternatives(span));
+      span.addEventListener("focus", () => showAlternatives(span));
+      span.addEventListener("blur", () => hideAlternatives(span));
+      into.append(span);
+    }
+  };
+  /** A completion chunk's tokens, from its legacy logprobs. */
+  const completionTokens = (logprobs) =>
+    logprobs?.tokens.map((token, i) => ({
+      token,
+      alternatives: Object.entries(logprobs.top_logprobs?.[i] ?? { [token]: logprobs.token_logprobs[i] }),
+    }));
+  /** A chat chunk's tokens, from its logprobs' content. */
+  const chatTokens = (logprobs) =>
+    logprobs?.content?.map((t) => ({
+      token: t.token,
+      alternatives: (t.top_logprobs?.length ? t.top_logprobs : [t]).map((a) => [a.token, a.logprob]),
+    }));
 
   const completeForm = root.querySelector(".generate-form");
   if (completeForm) {
@@ -108,10 +172,12 @@
       output.textContent = "";
       output.focus();
       const prompt = completeForm.elements.prompt.value;
-      const res = await post("/v1/completions", { model, prompt, ...numbers(completeForm), stream: true }, signal);
+      const body = { model, prompt, ...numbers(completeForm), logprobs: ALTERNATIVES, stream: true };
+      const res = await post("/v1/completions", body, signal);
       if (!res.ok) throw await failure(res);
       await readEvents(res, (_, chunk) => {
-        output.textContent += chunk.choices[0]?.text ?? "";
+        const choice = chunk.choices[0];
+        if (choice?.text) appendTokens(output, choice.text, completionTokens(choice.logprobs));
       });
     });
   }
@@ -133,11 +199,20 @@
       say("user", content);
       chatForm.elements.message.value = "";
       const reply = say("assistant", "");
-      const res = await post("/v1/chat/completions", { model, messages, ...numbers(chatForm), stream: true }, signal);
+      const body = {
+        model,
+        messages,
+        ...numbers(chatForm),
+        logprobs: true,
+        top_logprobs: ALTERNATIVES,
+        stream: true,
+      };
+      const res = await post("/v1/chat/completions", body, signal);
       if (!res.ok) throw await failure(res);
       try {
         await readEvents(res, (_, chunk) => {
-          reply.textContent += chunk.choices[0]?.delta?.content ?? "";
+          const choice = chunk.choices[0];
+          if (choice?.delta?.content) appendTokens(reply, choice.delta.content, chatTokens(choice.logprobs));
         });
       } finally {
         messages.push({ role: "assistant", content: reply.textContent });

@@ -31,13 +31,17 @@ export type SubsetCheck =
   /** `keyword` is the keyword refused; `at` the JSON pointer of the schema that holds it. */
   | { ok: false; keyword: string; at: string; reason: string };
 
+/** The most digits the grammar writes an integer with, and so the largest integer it writes. */
+export const INTEGER_DIGITS = 15;
+export const MAX_GRAMMAR_INTEGER = 10 ** INTEGER_DIGITS - 1;
+
 const SCALAR_TYPES = ["string", "number", "integer", "boolean", "null"];
 const TYPES = [...SCALAR_TYPES, "object", "array"];
 /** Keywords each type accepts beyond `type` (the descriptive ones aside). */
 const TYPE_KEYWORDS: Record<string, readonly string[]> = {
   string: ["minLength", "maxLength"],
   number: [],
-  integer: [],
+  integer: ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
   boolean: [],
   null: [],
   object: ["properties", "required", "additionalProperties", "minProperties", "maxProperties"],
@@ -162,7 +166,43 @@ function translate(schema: unknown, at: string, defNames: ReadonlySet<string>, d
   if (type === "string") return stringSchema(schema, at);
   if (type === "object") return objectSchema(schema, at, defNames, depth);
   if (type === "array") return arraySchema(schema, at, defNames, depth);
+  if (type === "integer") integerBounds(schema, at);
   return { type };
+}
+
+/**
+ * The grammar writes integers of at most INTEGER_DIGITS digits, so it keeps within
+ * ±MAX_GRAMMAR_INTEGER by itself: a bound at least that wide (such as the safe-integer range
+ * that zod and other schema writers give every integer) is met by every output and accepted;
+ * a tighter one cannot be enforced and is refused.
+ */
+function integerBounds(schema: Record<string, unknown>, at: string): void {
+  const below = (keyword: string, inclusive: boolean) => {
+    const value = schema[keyword];
+    if (value === undefined) return;
+    const wide =
+      typeof value === "number" && (inclusive ? value <= -MAX_GRAMMAR_INTEGER : value < -MAX_GRAMMAR_INTEGER);
+    if (!wide) throw tightBound(keyword, at);
+  };
+  const above = (keyword: string, inclusive: boolean) => {
+    const value = schema[keyword];
+    if (value === undefined) return;
+    const wide = typeof value === "number" && (inclusive ? value >= MAX_GRAMMAR_INTEGER : value > MAX_GRAMMAR_INTEGER);
+    if (!wide) throw tightBound(keyword, at);
+  };
+  below("minimum", true);
+  below("exclusiveMinimum", false);
+  above("maximum", true);
+  above("exclusiveMaximum", false);
+}
+
+function tightBound(keyword: string, at: string): Refusal {
+  return new Refusal(
+    keyword,
+    at,
+    `${describe(keyword)} is not supported: a grammar cannot bound a number's value, only its digits. ` +
+      `Integers are written with at most ${INTEGER_DIGITS} digits, so bounds of ±${MAX_GRAMMAR_INTEGER} or wider are accepted.`,
+  );
 }
 
 function stringSchema(schema: Record<string, unknown>, at: string): GrammarJsonSchema {

@@ -1,5 +1,5 @@
 import type { Llama, LlamaGrammar } from "node-llama-cpp";
-import { checkJsonSchema } from "../../domain/json-schema-subset.js";
+import { checkJsonSchema, INTEGER_DIGITS } from "../../domain/json-schema-subset.js";
 import type { OutputConstraint } from "../../domain/generation.js";
 import { AppError } from "../../errors.js";
 
@@ -73,7 +73,8 @@ export class LlamaGrammars {
  * - it ends the value with four newlines and any more (its chat session stops on those): cut,
  *   so that the grammar is complete at the value's end and llama.cpp then allows only the
  *   end-of-generation token;
- * - its integers take an exponent, and 1e-5 is not an integer: integers are written plainly;
+ * - its integers take an exponent, and 1e-5 is not an integer: integers are written plainly,
+ *   with at most INTEGER_DIGITS digits (json-schema-subset.ts accepts bounds as wide as that);
  * - its numbers take exponents of up to 16 digits, which overflow a double: two at most;
  * - its strings take \u escapes of UTF-16 surrogates: a pair counts as one character for
  *   JSON Schema's lengths, so escapes are those of non-surrogates (other characters are
@@ -89,8 +90,9 @@ export function jsonGrammarText(grammar: string): string {
   }
   lines[0] = lines[0].slice(0, -tail.length);
   const digits = '("0" | [1-9] [0-9]{0,15})';
+  const integerDigits = `("0" | [1-9] [0-9]{0,${INTEGER_DIGITS - 1}})`;
   const rules: Record<string, string> = {
-    "integer-number-rule": `"-"? ${digits}`,
+    "integer-number-rule": `"-"? ${integerDigits}`,
     "fractional-number-rule": `"-"? ${digits} ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})?`,
     "string-char-rule":
       '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" ["\\\\/bfnrt] | "\\\\u" ([0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2})',

@@ -90,6 +90,20 @@ describe("output constraints in LlamaEngine", () => {
       param: "response_format",
       message: expect.stringContaining('"minimum"'),
     });
+    // An integer bound tighter than the grammar's own digits is refused; the safe-integer range
+    // zod gives every integer is wider, and taken: the integers written stay within it.
+    await expect(
+      run(sampling({ type: "json_schema", schema: { type: "integer", maximum: 100 } })),
+    ).rejects.toMatchObject({
+      param: "response_format",
+      message: expect.stringContaining('"maximum"'),
+    });
+    const safe = { type: "integer", minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+    for (const seed of [1, 2, 3]) {
+      const written = await run(sampling({ type: "json_schema", schema: safe }, { temperature: 1.5, seed }));
+      expect(written.finishReason).toBe("stop");
+      expect(Number.isSafeInteger(JSON.parse(written.text))).toBe(true);
+    }
     // The context still serves after the refusals.
     const r = await run(sampling({ type: "gbnf", grammar: 'root ::= "ok"' }));
     expect(r.text).toBe("ok");
@@ -107,7 +121,7 @@ describe("jsonGrammarText", () => {
       });
       const text = jsonGrammarText(built.grammar);
       expect(text.split("\n")[0]).toMatch(/"}"$/);
-      expect(text).toContain('integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})\n');
+      expect(text).toContain('integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,14})\n');
       expect(text).not.toContain("[0-9a-fA-F]{4}");
       await llama.createGrammar({ grammar: text });
       expect(() => jsonGrammarText(built.grammar.replace("[\\n]*", "[\\n]+"))).toThrow(/needs updating/);

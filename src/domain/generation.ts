@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "./sampling-limits.js";
+import { MAX_LOGIT_BIAS, MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "./sampling-limits.js";
 
 /**
  * What a generation asks for, in Hearth's own words (not OpenAI's): how to sample, and a chat's
@@ -20,6 +20,16 @@ export const samplingSchema = z.object({
   presencePenalty: z.number().min(-2).max(2).optional(),
   frequencyPenalty: z.number().min(-2).max(2).optional(),
   repetitionPenalty: z.number().gt(0).max(10).optional(),
+  /**
+   * Locally typical sampling: only the tokens whose surprisal is nearest the distribution's
+   * entropy, as many as make up this much probability, may be chosen. 1 (or absent) is off.
+   */
+  typicalP: z.number().gt(0).max(1).optional(),
+  /** [token id, bias]: the bias is added to the token's logit before sampling; -100 bans it. */
+  logitBias: z
+    .array(z.tuple([z.number().int().min(0), z.number().min(-100).max(100)]))
+    .max(MAX_LOGIT_BIAS)
+    .optional(),
 });
 export type Sampling = z.infer<typeof samplingSchema>;
 

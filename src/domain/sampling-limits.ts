@@ -11,3 +11,14 @@ export const MAX_STOP_CHARS = 256;
 export const MAX_SEED = 2 ** 32 - 1;
 /** No context is longer (HEARTH_CONTEXT_SIZE's bound); the model's own context is checked at admission. */
 export const MAX_TOKENS = 1_048_576;
+/** Entries of a request's logit_bias: each is a token's bias, applied at every step. */
+export const MAX_LOGIT_BIAS = 1024;
+/** A logit_bias of this (or below) bans the token outright, as OpenAI documents -100. */
+export const BAN_BIAS = -100;
+/**
+ * top_k and top_p when a request names none (llama.cpp's own defaults, and node-llama-cpp's).
+ * top_k 0, truly off, sorts the whole vocabulary at every token: on a 152k-token vocabulary
+ * that is several times the rest of a token's sampling, so it is asked for, not the default.
+ */
+export const DEFAULT_TOP_K = 40;
+export const DEFAULT_TOP_P = 0.95;

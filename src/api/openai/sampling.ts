@@ -16,6 +16,9 @@ export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: numb
     presencePenalty: req.presence_penalty ?? undefined,
     frequencyPenalty: req.frequency_penalty ?? undefined,
     repetitionPenalty: req.repetition_penalty ?? undefined,
+    typicalP: req.typical_p ?? undefined,
+    logitBias:
+      req.logit_bias == null ? undefined : Object.entries(req.logit_bias).map(([token, bias]) => [Number(token), bias]),
   };
 }
 

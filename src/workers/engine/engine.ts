@@ -28,6 +28,8 @@ export interface ModelInfo {
   /** Tokens the model was trained on. */
   trainContextLength: number;
   embeddingLength: number;
+  /** Tokens in its vocabulary: token IDs are 0 to vocabularySize − 1. */
+  vocabularySize: number;
   /** True when the model file carries its own chat template. */
   hasChatTemplate: boolean;
 }

@@ -1,7 +1,20 @@
-import type { LlamaContext, LlamaContextSequence, LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import type {
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaModel,
+  SequenceEvaluateOptions,
+  Token,
+  TokenBias,
+} from "node-llama-cpp";
+import { randomInt } from "node:crypto";
 import { AppError } from "../../errors.js";
+import { DEFAULT_TOP_K, DEFAULT_TOP_P } from "../../domain/sampling-limits.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
+import type { SampleHooks } from "./sample-hooks.js";
+import { logitBiases, tokenBiasOf } from "./token-bias.js";
+import { TypicalSampling } from "./typical-sampling.js";
+import { checkTokenIds } from "./vocabulary-check.js";
 import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult } from "./engine.js";
 import { TokenTextDecoder } from "./token-text.js";
@@ -31,6 +44,10 @@ export class LlamaEngineContext implements EngineContext {
     private readonly context: LlamaContext,
     /** The context's batch strategy: keeps the generating sequences in step. */
     private readonly gang: StepGang,
+    /** Per-sequence sampling hooks (typical sampling). */
+    private readonly hooks: SampleHooks,
+    /** Tokens of the model's vocabulary: request token IDs are checked against it. */
+    private readonly vocabularySize: number,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
   ) {}
@@ -48,6 +65,12 @@ export class LlamaEngineContext implements EngineContext {
     signal: AbortSignal,
     onText: (text: string) => void,
   ): Promise<GenerateResult> {
+    checkTokenIds(request.promptTokens, this.vocabularySize, "prompt");
+    checkTokenIds(
+      (request.sampling.logitBias ?? []).map(([token]) => token),
+      this.vocabularySize,
+      "logit_bias",
+    );
     const prompt = this.promptTokens(request.promptTokens);
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
@@ -95,23 +118,32 @@ export class LlamaEngineContext implements EngineContext {
       if (out.text) onText(out.text);
       stopped = out.stopped;
     };
-    if (!signal.aborted) {
-      for await (const token of sequence.evaluate(prompt, evaluateOptions(request, generated))) {
-        generated.push(token);
-        emit(decoder.push(token));
-        if (stopped) break;
-        if (signal.aborted) {
-          finishReason = "cancelled";
-          break;
+    const biases = logitBiases(request.sampling.logitBias ?? []);
+    const options = evaluateOptions(request, generated, biases.size > 0 ? tokenBiasOf(this.model, biases) : undefined);
+    const typical = this.typicalSampling(sequence, request, options, biases);
+    try {
+      if (signal.aborted) finishReason = "cancelled";
+      else {
+        for await (const token of sequence.evaluate(prompt, options)) {
+          generated.push(token);
+          emit(decoder.push(token));
+          if (stopped) break;
+          if (signal.aborted) {
+            finishReason = "cancelled";
+            break;
+          }
+          if (generated.length >= maxTokens) {
+            finishReason = "length";
+            break;
+          }
+          await this.yieldToReclaim();
         }
-        if (generated.length >= maxTokens) {
-          finishReason = "length";
-          break;
-        }
-        await this.yieldToReclaim();
       }
-    } else {
-      finishReason = "cancelled";
+    } finally {
+      if (typical) {
+        this.hooks.remove(sequence);
+        typical.dispose();
+      }
     }
     if (!stopped) emit(decoder.flush());
     if (stopped) finishReason = "stop";
@@ -120,6 +152,20 @@ export class LlamaEngineContext implements EngineContext {
       if (rest) onText(rest);
     }
     return { finishReason, promptTokens: prompt.length, completionTokens: generated.length };
+  }
+
+  /** Typical sampling's hook on the sequence, when the request asks for it (and samples at all). */
+  private typicalSampling(
+    sequence: LlamaContextSequence,
+    request: GenerateRequest,
+    options: SequenceEvaluateOptions,
+    biases: ReadonlyMap<number, number>,
+  ): TypicalSampling | undefined {
+    const { typicalP, temperature } = request.sampling;
+    if (typicalP === undefined || typicalP >= 1 || temperature === 0) return undefined;
+    const typical = new TypicalSampling(sequence, this.model, options, typicalP, this.vocabularySize, biases);
+    this.hooks.set(sequence, typical.hook);
+    return typical;
   }
 
   private loraOf(adapter: EngineAdapter | undefined): NativeLora | undefined {
@@ -205,17 +251,20 @@ export interface LlamaEngineAdapter extends EngineAdapter {
   readonly lora: NativeLora;
 }
 
-function evaluateOptions(request: GenerateRequest, generated: Token[]): SequenceEvaluateOptions {
+function evaluateOptions(request: GenerateRequest, generated: Token[], tokenBias?: TokenBias): SequenceEvaluateOptions {
   const s = request.sampling;
   const options: SequenceEvaluateOptions = {
     temperature: s.temperature,
     evaluationPriority: request.express === true ? EXPRESS_PRIORITY : OTHER_PRIORITY,
   };
+  if (tokenBias) options.tokenBias = tokenBias;
   if (s.temperature > 0) {
-    if (s.topK !== undefined) options.topK = s.topK;
-    if (s.topP !== undefined) options.topP = s.topP;
+    options.topK = s.topK ?? DEFAULT_TOP_K;
+    options.topP = s.topP ?? DEFAULT_TOP_P;
     if (s.minP !== undefined) options.minP = s.minP;
-    if (s.seed !== undefined) options.seed = s.seed;
+    // Without a seed node-llama-cpp seeds with the current second, the same for every
+    // generation started in it (n choices alike, every client alike): a random one instead.
+    options.seed = s.seed ?? randomInt(2 ** 32);
   }
   const penalised =
     (s.repetitionPenalty !== undefined && s.repetitionPenalty !== 1) ||

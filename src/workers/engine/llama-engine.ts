@@ -35,6 +35,7 @@ import type {
 import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
+import { SampleHooks } from "./sample-hooks.js";
 import { serializeSampling } from "./serial-sampling.js";
 import { StepGang } from "./step-gang.js";
 
@@ -117,6 +118,7 @@ class LlamaEngineModel implements EngineModel {
     this.info = {
       trainContextLength: model.trainContextSize,
       embeddingLength: model.embeddingVectorSize,
+      vocabularySize: vocabularySizeOf(model),
       hasChatTemplate,
     };
   }
@@ -168,13 +170,14 @@ class LlamaEngineModel implements EngineModel {
       batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
     });
     serializeSampling(context);
+    const hooks = SampleHooks.attach(context);
     if (batching) {
       batching.attach(context);
       this.batchings.add(batching);
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context, gang, batching);
+    return new LlamaEngineContext(this.model, context, gang, hooks, this.info.vocabularySize, batching);
   }
 
   async loadAdapter(path: string): Promise<EngineAdapter> {
@@ -223,6 +226,15 @@ class LlamaEngineModel implements EngineModel {
     if (this.embedding) await (await this.embedding).dispose();
     await this.model.dispose();
   }
+}
+
+/** The tokens llama.cpp's vocabulary has: the GGUF's token list (`tokenizer.ggml.tokens`), which it loads whole. */
+function vocabularySizeOf(model: LlamaModel): number {
+  const tokens = (model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
+  if (!Array.isArray(tokens) || tokens.length === 0) {
+    throw new Error(`${model.filename ?? "the model"} has no tokenizer.ggml.tokens: its vocabulary size is unknown`);
+  }
+  return tokens.length;
 }
 
 function normalize(vector: readonly number[]): number[] {

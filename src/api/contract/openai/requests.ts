@@ -1,5 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_SEED, MAX_STOP_CHARS, MAX_STOP_SEQUENCES, MAX_TOKENS } from "../../../domain/sampling-limits.js";
+import {
+  DEFAULT_TOP_K,
+  DEFAULT_TOP_P,
+  MAX_LOGIT_BIAS,
+  MAX_SEED,
+  MAX_STOP_CHARS,
+  MAX_STOP_SEQUENCES,
+  MAX_TOKENS,
+} from "../../../domain/sampling-limits.js";
 
 /**
  * The OpenAI requests Hearth accepts. They are converted to Hearth's own job payloads at
@@ -40,15 +48,26 @@ const user = z.string().max(256).nullish().openapi({ description: "Accepted, rec
 const sampling = {
   model,
   temperature: z.number().min(0).max(2).nullish().openapi({ description: "0 is greedy and deterministic. Default 1." }),
-  top_p: z.number().gt(0).max(1).nullish().openapi({ description: "Nucleus sampling. Default off." }),
+  top_p: z
+    .number()
+    .gt(0)
+    .max(1)
+    .nullish()
+    .openapi({ description: `Nucleus sampling; 1 is off. Default ${DEFAULT_TOP_P} (llama.cpp's).` }),
   top_k: z
     .number()
     .int()
     .min(0)
     .nullish()
-    .openapi({ description: "Sample among the k most likely tokens. Default off." }),
+    .openapi({
+      description: `Sample among the k most likely tokens; 0 is off (it sorts the whole vocabulary at each token). Default ${DEFAULT_TOP_K} (llama.cpp's).`,
+    }),
   min_p: z.number().min(0).max(1).nullish().openapi({
     description: "Leave out tokens less likely than min_p times the most likely token's probability. Default off.",
+  }),
+  typical_p: z.number().gt(0).max(1).nullish().openapi({
+    description:
+      "Locally typical sampling: only the tokens whose surprisal is nearest the entropy, as many as make up typical_p of the probability, may be chosen; applied after top_k, before top_p, min_p and temperature. 1 is off. Default off.",
   }),
   seed: z
     .number()
@@ -89,7 +108,20 @@ const sampling = {
     .openapi({ description: "Multiplicative, as in Hugging Face and vLLM. Default 1." }),
   user,
   logprobs: unsupported("logprobs"),
-  logit_bias: unsupported("logit_bias"),
+  logit_bias: z
+    .record(
+      z.string().regex(/^(0|[1-9][0-9]*)$/, { message: 'logit_bias keys are token IDs, such as "50256"' }),
+      z.number().min(-100).max(100),
+      { message: "logit_bias must map token IDs to biases from -100 to 100" },
+    )
+    .refine((biases) => Object.keys(biases).length <= MAX_LOGIT_BIAS, {
+      message: `logit_bias takes at most ${MAX_LOGIT_BIAS} tokens`,
+    })
+    .nullish()
+    .openapi({
+      description:
+        "Token ID (a string) → bias from -100 to 100, added to the token's logit before sampling; -100 bans the token, 100 all but forces it. IDs outside the model's vocabulary are a 400.",
+    }),
   tools: unsupported("tools"),
   response_format: z
     .object({ type: z.literal("text", { message: "only response_format type 'text' is supported" }) })

@@ -1,0 +1,100 @@
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestHearth, type TestHearth } from "../../helpers/hearth.js";
+import { greedyText } from "../../helpers/oracle.js";
+
+const MODEL = "accounts/hearth/models/hearth-tiny";
+
+// Sampling fields and token inputs through the official SDK (issue 27, part 4).
+describe("sampling and inputs through the OpenAI SDK", () => {
+  let hearth: TestHearth;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    hearth = await startTestHearth();
+    client = new OpenAI({ baseURL: hearth.baseURL, apiKey: hearth.apiKey, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await hearth?.close();
+  });
+
+  const badRequest = async (request: Promise<unknown>) => {
+    const error = await request.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    return error as InstanceType<typeof OpenAI.BadRequestError>;
+  };
+
+  it("honours logit_bias: -100 bans a token, +100 forces one, on completions and chat", async () => {
+    const prompt = "The hearth ";
+    expect(greedyText(prompt, 20)).toContain("t");
+    const banned = await client.completions.create({
+      model: MODEL,
+      prompt,
+      max_tokens: 20,
+      temperature: 0,
+      logit_bias: { "116": -100 },
+    });
+    expect(banned.choices[0]!.text).toHaveLength(20);
+    expect(banned.choices[0]!.text).not.toContain("t");
+    const forced = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "Hello" }],
+      max_tokens: 12,
+      temperature: 1,
+      seed: 5,
+      logit_bias: { "122": 100 },
+    });
+    expect(forced.choices[0]!.message.content).toBe("z".repeat(12));
+  });
+
+  it("refuses logit_bias with a token outside the vocabulary, a bad key or a bias past ±100", async () => {
+    const outside = await badRequest(
+      client.completions.create({ model: MODEL, prompt: "a", max_tokens: 2, logit_bias: { "257": 1 } }),
+    );
+    expect(outside.param).toBe("logit_bias");
+    expect(outside.message).toMatch(/token 257/);
+    const streamed = await badRequest(
+      client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: "user", content: "a" }],
+        max_tokens: 2,
+        stream: true,
+        logit_bias: { "99999": -100 },
+      }),
+    );
+    expect(streamed.param).toBe("logit_bias");
+    const key = await badRequest(
+      client.completions.create({ model: MODEL, prompt: "a", logit_bias: { "-1": 1 } as Record<string, number> }),
+    );
+    expect(key.param).toMatch(/^logit_bias/);
+    const far = await badRequest(client.completions.create({ model: MODEL, prompt: "a", logit_bias: { "97": 101 } }));
+    expect(far.param).toMatch(/^logit_bias/);
+  });
+
+  it("honours typical_p: after a space, the two likeliest bytes of hearth-tiny never follow at 0.2", async () => {
+    // typical_p is not in the SDK's types; the SDK sends extra body fields as they are.
+    const sample = (seed: number, extra: Record<string, unknown>) =>
+      client.completions.create({ model: MODEL, prompt: "The ", max_tokens: 40, temperature: 1, seed, ...extra });
+    const seeds = [21, 22, 23, 24, 25, 26];
+    const typical = await Promise.all(
+      seeds.map(async (seed) => (await sample(seed, { typical_p: 0.2 })).choices[0]!.text),
+    );
+    const plain = await Promise.all(seeds.map(async (seed) => (await sample(seed, {})).choices[0]!.text));
+    expect(plain.some((text) => / [ta]/.test(text))).toBe(true);
+    expect(typical.some((text) => / [ta]/.test(text))).toBe(false);
+    const chat = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "Tell me" }],
+      max_tokens: 40,
+      temperature: 1,
+      seed: 3,
+      typical_p: 0.2,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    expect(chat.choices[0]!.message.content).not.toMatch(/ [ta]/);
+    const invalid = await badRequest(sample(1, { typical_p: 0 }));
+    expect(invalid.param).toBe("typical_p");
+  });
+});

@@ -33,6 +33,10 @@ export const samplingSchema = z.object({
 });
 export type Sampling = z.infer<typeof samplingSchema>;
 
+/** A prompt or an embedding input: text, or token IDs of the model's vocabulary (checked by the worker). */
+export const textOrTokensSchema = z.union([z.string(), z.array(z.number().int().min(0)).min(1).max(MAX_TOKENS)]);
+export type TextOrTokens = z.infer<typeof textOrTokensSchema>;
+
 export const chatMessageSchema = z.object({
   role: z.enum(["system", "user", "assistant"]),
   content: z.string(),

@@ -46,7 +46,10 @@ export async function runInference(
 
   const groups =
     payload.kind === "completion"
-      ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
+      ? payload.prompts.map((prompt) => ({
+          tokens: typeof prompt === "string" ? target.model.tokenize(prompt) : prompt,
+          stop: [] as string[],
+        }))
       : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model))];
 
   // One failing choice stops its siblings.

@@ -23,7 +23,7 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const model = resolved.target;
     const maxTokens = req.max_tokens ?? DEFAULT_MAX_TOKENS;
     checkMaxTokens(maxTokens, "max_tokens", req.model, resolved, deps.config.worker.contextSize);
-    const prompts = typeof req.prompt === "string" ? [req.prompt] : req.prompt;
+    const prompts = req.prompt;
     const n = req.n ?? 1;
     if (prompts.length * n > MAX_CHOICES) {
       throw new AppError(

@@ -55,8 +55,14 @@ export interface EngineModel {
    * contexts created with `adapters: true`. Many adapters share such a context.
    */
   loadAdapter(path: string): Promise<EngineAdapter>;
-  /** Mean-pooled, L2-normalised embeddings, one per input, and the tokens read. */
-  embed(inputs: readonly string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }>;
+  /**
+   * Mean-pooled, L2-normalised embeddings, one per input (a text, or token IDs, which are
+   * checked against the vocabulary: a 400 naming `input`), and the tokens read.
+   */
+  embed(
+    inputs: readonly (string | readonly number[])[],
+    signal: AbortSignal,
+  ): Promise<{ vectors: number[][]; promptTokens: number }>;
   dispose(): Promise<void>;
 }
 

@@ -38,6 +38,7 @@ import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js"
 import { SampleHooks } from "./sample-hooks.js";
 import { serializeSampling } from "./serial-sampling.js";
 import { StepGang } from "./step-gang.js";
+import { checkTokenIds } from "./vocabulary-check.js";
 
 /** The node-llama-cpp implementation of the engine. */
 export class LlamaEngine implements Engine {
@@ -199,7 +200,7 @@ class LlamaEngineModel implements EngineModel {
     return adapter;
   }
 
-  async embed(inputs: readonly string[], signal: AbortSignal) {
+  async embed(inputs: readonly (string | readonly number[])[], signal: AbortSignal) {
     const contextSize = Math.min(this.model.trainContextSize, 8192);
     this.embedding ??= this.model.createEmbeddingContext({ contextSize, threads: this.threads });
     const context = await this.embedding;
@@ -207,7 +208,8 @@ class LlamaEngineModel implements EngineModel {
     let promptTokens = 0;
     for (const input of inputs) {
       if (signal.aborted) break;
-      const tokens = this.tokenize(input);
+      if (typeof input !== "string") checkTokenIds(input, this.info.vocabularySize, "input");
+      const tokens = typeof input === "string" ? this.tokenize(input) : input;
       if (tokens.length > contextSize) {
         throw new AppError(
           "invalid_request",

@@ -97,4 +97,51 @@ describe("sampling and inputs through the OpenAI SDK", () => {
     const invalid = await badRequest(sample(1, { typical_p: 0 }));
     expect(invalid.param).toBe("typical_p");
   });
+
+  it("takes prompts as token IDs, one array or a list of them, and answers as for the text", async () => {
+    const text = "The hearth ";
+    const ids = [...Buffer.from(text)];
+    const one = await client.completions.create({ model: MODEL, prompt: ids, max_tokens: 16, temperature: 0 });
+    expect(one.choices[0]!.text).toBe(greedyText(text, 16));
+    expect(one.usage?.prompt_tokens).toBe(ids.length);
+    const list = await client.completions.create({
+      model: MODEL,
+      prompt: [ids, [...Buffer.from("A fire")]],
+      max_tokens: 8,
+      temperature: 0,
+    });
+    expect(list.choices.map((c) => c.text)).toEqual([greedyText(text, 8), greedyText("A fire", 8)]);
+    const outside = await badRequest(
+      client.completions.create({
+        model: MODEL,
+        prompt: [
+          [65, 66],
+          [67, 999],
+        ],
+        max_tokens: 2,
+      }),
+    );
+    expect(outside.param).toBe("prompt");
+    expect(outside.message).toMatch(/token 999/);
+    const negative = await badRequest(client.completions.create({ model: MODEL, prompt: [65, -1], max_tokens: 2 }));
+    expect(negative.param).toMatch(/^prompt/);
+  });
+
+  it("embeds token-ID inputs as it embeds their text", async () => {
+    const texts = ["aab", "the hearth"];
+    const byText = await client.embeddings.create({ model: MODEL, input: texts, encoding_format: "float" });
+    const byIds = await client.embeddings.create({
+      model: MODEL,
+      input: texts.map((t) => [...Buffer.from(t)]),
+      encoding_format: "float",
+    });
+    expect(byIds.data.map((d) => d.embedding)).toEqual(byText.data.map((d) => d.embedding));
+    expect(byIds.usage.prompt_tokens).toBe(13);
+    const single = await client.embeddings.create({ model: MODEL, input: [97, 97, 98], encoding_format: "float" });
+    expect(single.data).toHaveLength(1);
+    expect(single.data[0]!.embedding).toEqual(byText.data[0]!.embedding);
+    const outside = await badRequest(client.embeddings.create({ model: MODEL, input: [[97], [300]] }));
+    expect(outside.param).toBe("input");
+    expect(outside.message).toMatch(/token 300/);
+  });
 });

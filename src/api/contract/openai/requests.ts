@@ -136,14 +136,30 @@ const maxTokens = z
   .max(MAX_TOKENS, { message: `max_tokens may be at most ${MAX_TOKENS}` })
   .nullish();
 
-const promptList = z.array(z.string(), { message: "prompt must be a string or an array of strings" }).min(1).max(64);
+const PROMPT_SHAPES = "a string, an array of strings, an array of token IDs or an array of such arrays";
+const MAX_PROMPTS = 64;
+const MAX_INPUTS = 2048;
+
+/** Token IDs, as OpenAI takes them in place of text; the worker checks them against the model's vocabulary. */
+const tokenIds = z.array(z.number().int().min(0)).min(1).max(MAX_TOKENS);
+
+/** Text or token IDs, one or a list, as OpenAI's prompt and input: always a list here. */
+const textsOrTokens = (param: string, max: number) =>
+  z
+    .union([z.string(), z.array(z.string()).min(1).max(max), tokenIds, z.array(tokenIds).min(1).max(max)], {
+      message: `${param} must be ${PROMPT_SHAPES} (at most ${max})`,
+    })
+    .transform((v): (string | number[])[] =>
+      typeof v === "string" || typeof v[0] === "number" ? [v as string | number[]] : (v as (string | number[])[]),
+    );
 
 export const completionRequestSchema = z
   .object({
     ...sampling,
-    prompt: z
-      .union([z.string(), promptList], { message: "prompt must be a string or an array of strings" })
-      .openapi({ description: "One prompt or up to 64; each yields n choices (at most 64 choices per request)." }),
+    prompt: textsOrTokens("prompt", MAX_PROMPTS).openapi({
+      description:
+        "One prompt or up to 64, each text or token IDs (a token ID outside the model's vocabulary is a 400); each yields n choices (at most 64 choices per request).",
+    }),
     max_tokens: maxTokens.openapi({
       description: "Default 16. The prompt and max_tokens must fit the context, else a 400 with param max_tokens.",
     }),
@@ -190,15 +206,10 @@ export type ChatRequest = z.infer<typeof chatRequestSchema>;
 export const embeddingRequestSchema = z
   .object({
     model,
-    input: z
-      .union(
-        [
-          z.string(),
-          z.array(z.string(), { message: "input must be a string or an array of strings" }).min(1).max(2048),
-        ],
-        { message: "input must be a string or an array of strings" },
-      )
-      .openapi({ description: "One text or up to 2048, embedded as one job." }),
+    input: textsOrTokens("input", MAX_INPUTS).openapi({
+      description:
+        "One input or up to 2048, each text or token IDs (a token ID outside the model's vocabulary is a 400), embedded as one job.",
+    }),
     encoding_format: z
       .enum(["float", "base64"])
       .nullish()

@@ -25,6 +25,11 @@ export const samplingSchema = z.object({
    * entropy, as many as make up this much probability, may be chosen. 1 (or absent) is off.
    */
   typicalP: z.number().gt(0).max(1).optional(),
+  /**
+   * A prompt too long for the context with maxTokens: "error" (the default) refuses it,
+   * "truncate" drops its beginning until it fits (see the engine's generate).
+   */
+  onContextOverflow: z.enum(["error", "truncate"]).optional(),
   /** [token id, bias]: the bias is added to the token's logit before sampling; -100 bans it. */
   logitBias: z
     .array(z.tuple([z.number().int().min(0), z.number().min(-100).max(100)]))

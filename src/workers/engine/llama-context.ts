@@ -71,15 +71,18 @@ export class LlamaEngineContext implements EngineContext {
       this.vocabularySize,
       "logit_bias",
     );
-    const prompt = this.promptTokens(request.promptTokens);
+    const prompt = this.fitted(this.promptTokens(request.promptTokens), request.sampling);
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
     if (available <= 0 || maxTokens > available) {
       throw new AppError(
-        "invalid_request",
+        "context_length_exceeded",
         `This model's context holds ${this.contextSize} tokens per request; the prompt has ${prompt.length} tokens` +
           (request.sampling.maxTokens === null ? "." : ` and max_tokens asks for ${maxTokens} more.`) +
-          " Shorten the prompt or lower max_tokens.",
+          " Shorten the prompt or lower max_tokens" +
+          (request.sampling.onContextOverflow === "truncate"
+            ? "."
+            : ', or ask for context_length_exceeded_behavior "truncate".'),
         { param: available <= 0 ? "prompt" : "max_tokens" },
       );
     }
@@ -172,6 +175,27 @@ export class LlamaEngineContext implements EngineContext {
     if (adapter === undefined) return undefined;
     if (!this.batching) throw new Error("this context was not created to serve adapters");
     return (adapter as LlamaEngineAdapter).lora;
+  }
+
+  /**
+   * With onContextOverflow "truncate", the prompt without as much of its beginning as keeps
+   * room for maxTokens (its BOS kept); with maxTokens null, a prompt that fills the context
+   * keeps its last half, the other half left to generate. Otherwise the prompt as it is.
+   */
+  private fitted(prompt: Token[], sampling: GenerateRequest["sampling"]): Token[] {
+    if (sampling.onContextOverflow !== "truncate") return prompt;
+    const room =
+      sampling.maxTokens === null
+        ? prompt.length < this.contextSize
+          ? prompt.length
+          : Math.floor(this.contextSize / 2)
+        : this.contextSize - sampling.maxTokens;
+    if (prompt.length <= room) return prompt;
+    const bos = this.model.tokens.bos;
+    const keepBos = bos !== null && prompt[0] === bos && this.model.tokens.shouldPrependBosToken;
+    // Nothing of the prompt would be left: the error says why.
+    if (room <= (keepBos ? 1 : 0)) return prompt;
+    return keepBos ? [prompt[0]!, ...prompt.slice(prompt.length - room + 1)] : prompt.slice(prompt.length - room);
   }
 
   /** The tokens to evaluate: the model's BOS first where it wants one; never empty. */

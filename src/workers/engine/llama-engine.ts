@@ -212,7 +212,7 @@ class LlamaEngineModel implements EngineModel {
       const tokens = typeof input === "string" ? this.tokenize(input) : input;
       if (tokens.length > contextSize) {
         throw new AppError(
-          "invalid_request",
+          "context_length_exceeded",
           `An input has ${tokens.length} tokens; this model embeds at most ${contextSize}.`,
           { param: "input" },
         );

@@ -144,4 +144,47 @@ describe("sampling and inputs through the OpenAI SDK", () => {
     expect(outside.param).toBe("input");
     expect(outside.message).toMatch(/token 300/);
   });
+
+  it("refuses a prompt too long for the context with code context_length_exceeded, streamed or not", async () => {
+    const long = "x".repeat(600);
+    const messages = [{ role: "user" as const, content: long }];
+    const refusals = [
+      await badRequest(client.completions.create({ model: MODEL, prompt: long, max_tokens: 8 })),
+      await badRequest(client.completions.create({ model: MODEL, prompt: long, max_tokens: 8, stream: true })),
+      await badRequest(client.chat.completions.create({ model: MODEL, messages, max_tokens: 8 })),
+      await badRequest(client.chat.completions.create({ model: MODEL, messages, stream: true })),
+      await badRequest(client.completions.create({ model: MODEL, prompt: "a", max_tokens: 600 })),
+    ];
+    for (const refusal of refusals) expect(refusal.code).toBe("context_length_exceeded");
+    expect(refusals.map((r) => r.param)).toEqual(["prompt", "prompt", "prompt", "prompt", "max_tokens"]);
+  });
+
+  it('truncates the prompt\'s beginning with context_length_exceeded_behavior "truncate"', async () => {
+    // Not in the SDK's types; sent as it is.
+    const truncate = { context_length_exceeded_behavior: "truncate" } as Record<string, unknown>;
+    const cut = await client.completions.create({
+      model: MODEL,
+      prompt: `${"x".repeat(600)}The `,
+      max_tokens: 8,
+      temperature: 0,
+      ...truncate,
+    });
+    expect(cut.choices[0]!.text).toBe(greedyText("The ", 8));
+    expect(cut.usage).toMatchObject({ prompt_tokens: 512 - 8, completion_tokens: 8 });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: "user", content: "x".repeat(600) }],
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...truncate,
+    } as OpenAI.ChatCompletionCreateParamsStreaming);
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) usage = chunk.usage ?? usage;
+    expect(usage?.prompt_tokens).toBe(256);
+    const wrong = await badRequest(
+      client.completions.create({ model: MODEL, prompt: "a", context_length_exceeded_behavior: "cut" } as never),
+    );
+    expect(wrong.param).toBe("context_length_exceeded_behavior");
+  });
 });

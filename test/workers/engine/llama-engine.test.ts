@@ -78,8 +78,28 @@ describe("LlamaEngine", () => {
   });
 
   it("refuses a request that cannot fit the context", async () => {
-    await expect(run("x", greedy(10_000))).rejects.toMatchObject({ code: "invalid_request", param: "max_tokens" });
-    await expect(run("x".repeat(400), greedy(1))).rejects.toMatchObject({ code: "invalid_request", param: "prompt" });
+    await expect(run("x", greedy(10_000))).rejects.toMatchObject({
+      code: "context_length_exceeded",
+      param: "max_tokens",
+    });
+    await expect(run("x".repeat(400), greedy(1))).rejects.toMatchObject({
+      code: "context_length_exceeded",
+      param: "prompt",
+    });
+  });
+
+  it("truncates a prompt too long for the context from its beginning when asked", async () => {
+    const size = context.contextSize;
+    const long = `${"x".repeat(size + 100)}The `;
+    const truncate = { onContextOverflow: "truncate" as const };
+    const cut = await run(long, greedy(10, truncate));
+    expect(cut).toMatchObject({ text: greedyText("The ", 10), promptTokens: size - 10, finishReason: "length" });
+    // With max_tokens null, the prompt's last half, and generation fills the rest.
+    const open = await run(long, greedy(null, truncate));
+    expect(open).toMatchObject({ promptTokens: Math.floor(size / 2), completionTokens: size - Math.floor(size / 2) });
+    // A prompt that fits is read whole, and max_tokens past the context still cannot be met.
+    expect(await run("The ", greedy(10, truncate))).toMatchObject({ promptTokens: 4, text: greedyText("The ", 10) });
+    await expect(run("The ", greedy(size, truncate))).rejects.toMatchObject({ code: "context_length_exceeded" });
   });
 
   it("fills the context when max_tokens is null", async () => {

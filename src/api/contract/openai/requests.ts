@@ -106,6 +106,13 @@ const sampling = {
     .max(10)
     .nullish()
     .openapi({ description: "Multiplicative, as in Hugging Face and vLLM. Default 1." }),
+  context_length_exceeded_behavior: z
+    .enum(["error", "truncate"], { message: "context_length_exceeded_behavior must be error or truncate" })
+    .nullish()
+    .openapi({
+      description:
+        "A prompt that does not fit the context with max_tokens: `error` (default) is a 400 with code `context_length_exceeded`; `truncate` drops the prompt's beginning (keeping the model's BOS) until it fits, and usage counts the tokens read. With max_tokens null (chat's default), a prompt that fills the context keeps its last half.",
+    }),
   user,
   logprobs: unsupported("logprobs"),
   logit_bias: z

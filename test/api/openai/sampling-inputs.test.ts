@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestHearth, type TestHearth } from "../../helpers/hearth.js";
 import { greedyText } from "../../helpers/oracle.js";
@@ -186,5 +187,38 @@ describe("sampling and inputs through the OpenAI SDK", () => {
       client.completions.create({ model: MODEL, prompt: "a", context_length_exceeded_behavior: "cut" } as never),
     );
     expect(wrong.param).toBe("context_length_exceeded_behavior");
+  });
+
+  it("generates images with client.images.generate, served by an image model", async () => {
+    const sketch = "accounts/hearth/models/hearth-sketch";
+    const prompt = "a red circle on a white background";
+    const result = await client.images.generate({ model: sketch, prompt, n: 2, size: "128x128" as never });
+    expect(result.created).toBeGreaterThan(0);
+    expect(result.data).toHaveLength(2);
+    for (const image of result.data ?? []) {
+      const png = Buffer.from(image.b64_json!, "base64");
+      expect(await sharp(png).metadata()).toMatchObject({ format: "png", width: 128, height: 128 });
+      const raw = await sharp(png).removeAlpha().raw().toBuffer();
+      let red = 0;
+      for (let i = 0; i < raw.length; i += 3) if (raw[i]! > 140 && raw[i]! > raw[i + 1]! + 60) red++;
+      expect(red / (raw.length / 3)).toBeGreaterThan(0.02);
+    }
+    const b64 = await client.images.generate({ model: sketch, prompt, response_format: "b64_json" });
+    expect(await sharp(Buffer.from(b64.data![0]!.b64_json!, "base64")).metadata()).toMatchObject({ width: 512 });
+  });
+
+  it("refuses what images.generate cannot honour, by name", async () => {
+    const sketch = "accounts/hearth/models/hearth-sketch";
+    const refused = async (extra: Record<string, unknown>) =>
+      (await badRequest(client.images.generate({ model: sketch, prompt: "a circle", ...extra } as never))).param;
+    expect(await refused({ response_format: "url" })).toBe("response_format");
+    expect(await refused({ quality: "hd" })).toBe("quality");
+    expect(await refused({ style: "vivid" })).toBe("style");
+    expect(await refused({ n: 5 })).toBe("n");
+    expect(await refused({ size: "100x100" })).toBe("size");
+    expect(await refused({ size: "big" })).toBe("size");
+    expect(await refused({ size: "4096x4096" })).toBe("size");
+    expect(await refused({ size: "2048x512" })).toBe("size"); // past hearth-sketch's 1024
+    expect(await refused({ model: MODEL })).toBe("model");
   });
 });

@@ -5,6 +5,8 @@
 
 export const errorCodes = {
   invalid_request: { status: 400, type: "invalid_request_error" },
+  /** The prompt and max_tokens do not fit the model's context (OpenAI's code for it). */
+  context_length_exceeded: { status: 400, type: "invalid_request_error" },
   unauthorized: { status: 401, type: "authentication_error" },
   forbidden: { status: 403, type: "permission_error" },
   not_found: { status: 404, type: "not_found_error" },

@@ -24,7 +24,13 @@ import { webRoutes } from "./web/web-routes.js";
 
 const UPLOAD_PATH = /^\/v1\/accounts\/[^/]+\/models\/[^/]+\/files\/[^/]+$/;
 /** The routes that queue a generation, whose requests pass the intake gate (limits/intake-gate.ts). */
-const GENERATION_PATHS = ["/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/image_generation/*"];
+const GENERATION_PATHS = [
+  "/v1/completions",
+  "/v1/chat/completions",
+  "/v1/embeddings",
+  "/v1/image_generation/*",
+  "/v1/images/generations",
+];
 const IMAGE_UPLOAD_PATH = /^\/v1\/image_generation\/accounts\/[^/]+\/models\/[^/]+\/(image_to_image|control_net)$/;
 
 /**

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { checkJsonSchema } from "./json-schema-subset.js";
 import {
   MAX_GRAMMAR_CHARS,
+  MAX_LOGIT_BIAS,
   MAX_SCHEMA_CHARS,
   MAX_SEED,
   MAX_STOP_CHARS,
@@ -54,8 +55,27 @@ export const samplingSchema = z.object({
   repetitionPenalty: z.number().gt(0).max(10).optional(),
   /** The output must be valid against this; absent, it is free text. */
   constraint: outputConstraintSchema.optional(),
+  /**
+   * Locally typical sampling: only the tokens whose surprisal is nearest the distribution's
+   * entropy, as many as make up this much probability, may be chosen. 1 (or absent) is off.
+   */
+  typicalP: z.number().gt(0).max(1).optional(),
+  /**
+   * A prompt too long for the context with maxTokens: "error" (the default) refuses it,
+   * "truncate" drops its beginning until it fits (see the engine's generate).
+   */
+  onContextOverflow: z.enum(["error", "truncate"]).optional(),
+  /** [token id, bias]: the bias is added to the token's logit before sampling; -100 bans it. */
+  logitBias: z
+    .array(z.tuple([z.number().int().min(0), z.number().min(-100).max(100)]))
+    .max(MAX_LOGIT_BIAS)
+    .optional(),
 });
 export type Sampling = z.infer<typeof samplingSchema>;
+
+/** A prompt or an embedding input: text, or token IDs of the model's vocabulary (checked by the worker). */
+export const textOrTokensSchema = z.union([z.string(), z.array(z.number().int().min(0)).min(1).max(MAX_TOKENS)]);
+export type TextOrTokens = z.infer<typeof textOrTokensSchema>;
 
 /** A call of a tool the model made: `arguments` is the JSON text of the arguments object. */
 export const toolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });

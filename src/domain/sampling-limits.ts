@@ -22,3 +22,7 @@ export const MAX_SCHEMA_DEPTH = 32;
  * repetition into that many grammar rules.
  */
 export const MAX_SCHEMA_BOUND = 1_000;
+/** Entries of a request's logit_bias: each is a token's bias, applied at every step. */
+export const MAX_LOGIT_BIAS = 1024;
+/** A logit_bias of this (or below) bans the token outright, as OpenAI documents -100. */
+export const BAN_BIAS = -100;

@@ -3,7 +3,7 @@ import type { JobsOptions } from "bullmq";
 import { AppError } from "../errors.js";
 import { imagePayloadFields } from "./image-job.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
-import { chatMessageSchema, samplingSchema, toolUseSchema } from "../domain/generation.js";
+import { chatMessageSchema, samplingSchema, textOrTokensSchema, toolUseSchema } from "../domain/generation.js";
 import { MAX_TOP_LOGPROBS } from "../domain/logprobs.js";
 
 /**
@@ -65,8 +65,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
     express: z.literal(true).optional(),
     /** false: the client reads the whole answer at once, so its tokens may go in fewer events (reply-publisher.ts); absent: streamed. */
     streamed: z.boolean().optional(),
-    /** One entry per prompt; each yields `n` choices. */
-    prompts: z.array(z.string()).min(1),
+    /** One entry per prompt (text or token IDs); each yields `n` choices. */
+    prompts: z.array(textOrTokensSchema).min(1),
     n: z.number().int().min(1).max(8),
     sampling: samplingSchema,
     logprobs: logprobsField,
@@ -90,7 +90,8 @@ export const inferencePayloadSchema = z.discriminatedUnion("kind", [
   z.object({
     ...requestBase,
     kind: z.literal("embedding"),
-    inputs: z.array(z.string()).min(1),
+    /** Texts or token IDs. */
+    inputs: z.array(textOrTokensSchema).min(1),
   }),
 ]);
 export type InferencePayload = z.infer<typeof inferencePayloadSchema>;

@@ -57,7 +57,10 @@ export async function runInference(
 
   const groups: { tokens: number[]; stop: string[]; toolCallFormat?: ToolCallFormat }[] =
     payload.kind === "completion"
-      ? payload.prompts.map((prompt) => ({ tokens: target.model.tokenize(prompt), stop: [] as string[] }))
+      ? payload.prompts.map((prompt) => ({
+          tokens: typeof prompt === "string" ? target.model.tokenize(prompt) : prompt,
+          stop: [] as string[],
+        }))
       : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model), payload.tools?.tools)];
   const echo = payload.kind === "completion" && payload.echo === true;
   const tools = payload.kind === "chat" ? payload.tools : undefined;
@@ -81,7 +84,9 @@ export async function runInference(
       };
       const token = (text: string, logprobs?: TokenLogprob[]) =>
         emit(logprobs ? { type: "token", index, text, logprobs } : { type: "token", index, text });
-      const prompt = echo && payload.kind === "completion" ? payload.prompts[g]! : undefined;
+      // The API takes echo with text prompts only.
+      const text = payload.kind === "completion" ? payload.prompts[g] : undefined;
+      const prompt = echo && typeof text === "string" ? text : undefined;
       // With tools the API refuses logprobs: a call's tokens have no place in the text's logprobs.
       const run =
         tools && format

@@ -45,7 +45,7 @@ export class FakeEngine implements Engine {
 }
 
 export class FakeModel implements EngineModel {
-  readonly info = { trainContextLength: 2048, embeddingLength: 4, hasChatTemplate: false };
+  readonly info = { trainContextLength: 2048, embeddingLength: 4, vocabularySize: 257, hasChatTemplate: false };
   readonly contexts: FakeContext[] = [];
   readonly adapters: FakeAdapter[] = [];
   disposed = false;

@@ -39,6 +39,7 @@ export const contractRoutes: ContractRoute[] = [
   images.textToImageRoute,
   images.imageToImageRoute,
   images.controlNetRoute,
+  images.openAiImagesRoute,
   admin.adminListAccountsRoute,
   admin.adminCreateAccountRoute,
   admin.adminUpdateAccountRoute,

@@ -2,10 +2,17 @@ import type { Context, Hono } from "hono";
 import sharp from "sharp";
 import { AppError } from "../../errors.js";
 import { clientGone, type AppDeps, type AppEnv } from "../app-env.js";
-import { controlNetForm, imageToImageForm, type TextToImageBody } from "../contract/images/requests.js";
+import {
+  controlNetForm,
+  imageToImageForm,
+  textToImageBody,
+  type TextToImageBody,
+} from "../contract/images/requests.js";
+import type { OpenAiImages } from "../contract/images/openai-images.js";
 import {
   controlNetRoute,
   imageToImageRoute,
+  openAiImagesRoute,
   textToImageRoute,
   type GeneratedImages,
 } from "../contract/images/routes.js";
@@ -17,12 +24,42 @@ import { imageSse } from "./image-sse.js";
 
 type Answer = "json" | "png" | "jpeg" | "events";
 
-/** Text-to-image, image-to-image and control-net: each names its image model in the path. */
+/**
+ * Text-to-image, image-to-image and control-net, each naming its image model in the path; and
+ * OpenAI's images API, naming it in `model`.
+ */
 export function imageRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   const answer = (c: Context<AppEnv>, params: { account_id: string; model_id: string }, ask: ImageAsk) =>
     respond(c, deps, `accounts/${params.account_id}/models/${params.model_id}`, ask);
 
   mountRoute(app, textToImageRoute, (c, { body, params }) => answer(c, params, textFields(body)));
+
+  mountRoute(app, openAiImagesRoute, async (c, { body }) => {
+    const [width, height] = body.size ?? [];
+    const ask: ImageAsk = {
+      prompt: body.prompt,
+      width,
+      height,
+      cfgScale: textToImageBody.shape.cfg_scale.parse(undefined),
+      steps: textToImageBody.shape.steps.parse(undefined),
+      seed: 0,
+      samples: body.n ?? 1,
+    };
+    const abort = clientGone(c.req.raw);
+    const events = deps.images.run(c.get("caller").accountId, body.model, ask, abort.signal, (requestId) =>
+      admitGeneration(c, deps, requestId, 0),
+    );
+    // The model's own size bounds name width or height; this request says size.
+    const result = await lastResult(events).catch((error: unknown) => {
+      if (!(error instanceof AppError) || (error.param !== "width" && error.param !== "height")) throw error;
+      throw new AppError(error.code, error.message, { param: "size", cause: error });
+    });
+    const reply: OpenAiImages = {
+      created: Math.floor(Date.now() / 1000),
+      data: result.images.map((image) => ({ b64_json: image.png.toString("base64") })),
+    };
+    return c.json(reply, 200);
+  });
 
   mountRoute(app, imageToImageRoute, async (c, { params }) => {
     const { fields, files } = await parseForm(c, imageToImageForm);

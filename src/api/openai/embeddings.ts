@@ -22,7 +22,7 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
         { param: "dimensions" },
       );
     }
-    const inputs = typeof req.input === "string" ? [req.input] : req.input;
+    const inputs = req.input;
     const abort = clientGone(c.req.raw);
     const requestId = randomUUID();
     c.header(REQUEST_ID_HEADER, requestId); // on errors too

@@ -18,6 +18,10 @@ export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: numb
     frequencyPenalty: req.frequency_penalty ?? undefined,
     repetitionPenalty: req.repetition_penalty ?? undefined,
     constraint: toConstraint(req.response_format, req.stop),
+    typicalP: req.typical_p ?? undefined,
+    onContextOverflow: req.context_length_exceeded_behavior ?? undefined,
+    logitBias:
+      req.logit_bias == null ? undefined : Object.entries(req.logit_bias).map(([token, bias]) => [Number(token), bias]),
   };
 }
 
@@ -37,7 +41,7 @@ export function checkMaxTokens(
   const context = Math.min(contextSize, model.contextLength ?? contextSize);
   if (maxTokens < context) return;
   throw new AppError(
-    "invalid_request",
+    "context_length_exceeded",
     `${param} is ${maxTokens}, but ${modelName} has a context of ${context} tokens per request, the prompt included; ` +
       `ask for at most ${context - 1}.`,
     { param },

@@ -112,10 +112,11 @@ export class AdapterBatching {
   }
 }
 
-function sequenceIdOf(sequence: LlamaContextSequence): number {
+/** node-llama-cpp's internal ID of a sequence in its context (what its native batch calls take). */
+export function sequenceIdOf(sequence: LlamaContextSequence): number {
   const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
   if (typeof id !== "number") {
-    throw new Error("node-llama-cpp's sequence has no _sequenceId: AdapterBatching needs updating for this version");
+    throw new Error("node-llama-cpp's sequence has no _sequenceId: sequenceIdOf needs updating for this version");
   }
   return id;
 }

@@ -32,6 +32,8 @@ export interface ModelInfo {
   /** Tokens the model was trained on. */
   trainContextLength: number;
   embeddingLength: number;
+  /** Tokens in its vocabulary: token IDs are 0 to vocabularySize − 1. */
+  vocabularySize: number;
   /** True when the model file carries its own chat template. */
   hasChatTemplate: boolean;
 }
@@ -63,8 +65,14 @@ export interface EngineModel {
    * contexts created with `adapters: true`. Many adapters share such a context.
    */
   loadAdapter(path: string): Promise<EngineAdapter>;
-  /** Mean-pooled, L2-normalised embeddings, one per input, and the tokens read. */
-  embed(inputs: readonly string[], signal: AbortSignal): Promise<{ vectors: number[][]; promptTokens: number }>;
+  /**
+   * Mean-pooled, L2-normalised embeddings, one per input (a text, or token IDs, which are
+   * checked against the vocabulary: a 400 naming `input`), and the tokens read.
+   */
+  embed(
+    inputs: readonly (string | readonly number[])[],
+    signal: AbortSignal,
+  ): Promise<{ vectors: number[][]; promptTokens: number }>;
   dispose(): Promise<void>;
 }
 

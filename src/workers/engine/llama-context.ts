@@ -6,10 +6,16 @@ import {
   type LlamaModel,
   type SequenceEvaluateOptions,
   type Token,
+  type TokenBias,
 } from "node-llama-cpp";
+import { randomInt } from "node:crypto";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
+import type { SampleHooks } from "./sample-hooks.js";
+import { logitBiases, tokenBiasOf } from "./token-bias.js";
+import { TypicalSampling } from "./typical-sampling.js";
+import { checkTokenIds } from "./vocabulary-check.js";
 import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
 import { LogprobLedger } from "./logprob-ledger.js";
@@ -48,6 +54,10 @@ export class LlamaEngineContext implements EngineContext {
     private readonly gang: StepGang,
     /** The engine's compiled grammars, for requests with an output constraint. */
     private readonly grammars: LlamaGrammars,
+    /** Per-sequence sampling hooks (typical sampling). */
+    private readonly hooks: SampleHooks,
+    /** Tokens of the model's vocabulary: request token IDs are checked against it. */
+    private readonly vocabularySize: number,
     /** Present on a context that serves adapters: it groups batches by adapter. */
     private readonly batching?: AdapterBatching,
   ) {
@@ -63,15 +73,24 @@ export class LlamaEngineContext implements EngineContext {
   }
 
   async generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
-    const prompt = this.promptTokens(request.promptTokens);
+    checkTokenIds(request.promptTokens, this.vocabularySize, "prompt");
+    checkTokenIds(
+      (request.sampling.logitBias ?? []).map(([token]) => token),
+      this.vocabularySize,
+      "logit_bias",
+    );
+    const prompt = this.fitted(this.promptTokens(request.promptTokens), request.sampling);
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
     if (available <= 0 || maxTokens > available) {
       throw new AppError(
-        "invalid_request",
+        "context_length_exceeded",
         `This model's context holds ${this.contextSize} tokens per request; the prompt has ${prompt.length} tokens` +
           (request.sampling.maxTokens === null ? "." : ` and max_tokens asks for ${maxTokens} more.`) +
-          " Shorten the prompt or lower max_tokens.",
+          " Shorten the prompt or lower max_tokens" +
+          (request.sampling.onContextOverflow === "truncate"
+            ? "."
+            : ', or ask for context_length_exceeded_behavior "truncate".'),
         { param: available <= 0 ? "prompt" : "max_tokens" },
       );
     }
@@ -126,37 +145,46 @@ export class LlamaEngineContext implements EngineContext {
       send(out.text);
       stopped = out.stopped;
     };
+    const biases = logitBiases(request.sampling.logitBias ?? []);
+    const tokenBias = biases.size > 0 ? tokenBiasOf(this.model, biases) : undefined;
     // A request has a response_format's grammar or its tool calls', never both (the API refuses both).
-    const options = evaluateOptions(request, generated, grammarState);
+    const options = evaluateOptions(request, generated, grammarState, tokenBias);
     if (calls) options.grammarEvaluationState = () => calls.state();
+    const typical = this.typicalSampling(sequence, request, options, biases);
     let input = prompt;
-    if (top !== undefined && request.promptLogprobs && !signal.aborted) {
-      const reported = prompt.length - request.promptTokens.length;
-      const scored = await scorePrompt(sequence, prompt, reported, request, this.tokenLogprobs, this.decoder());
-      request.promptLogprobs(scored);
-      // The prompt but its last token is in the sequence now: generation goes on from there.
-      input = prompt.slice(-1);
-    }
-    if (!signal.aborted) {
-      const metadata = { probabilities: top !== undefined };
-      for await (const step of sequence.evaluateWithMetadata(input, metadata, options)) {
-        const token = step.token;
-        generated.push(token);
-        if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
-        emit(decoder.push(token));
-        if (stopped) break;
-        if (signal.aborted) {
-          finishReason = "cancelled";
-          break;
-        }
-        if (generated.length >= maxTokens) {
-          finishReason = "length";
-          break;
-        }
-        await this.yieldToReclaim();
+    try {
+      if (top !== undefined && request.promptLogprobs && !signal.aborted) {
+        const reported = prompt.length - request.promptTokens.length;
+        const scored = await scorePrompt(sequence, prompt, reported, request, this.tokenLogprobs, this.decoder());
+        request.promptLogprobs(scored);
+        // The prompt but its last token is in the sequence now: generation goes on from there.
+        input = prompt.slice(-1);
       }
-    } else {
-      finishReason = "cancelled";
+      if (signal.aborted) finishReason = "cancelled";
+      else {
+        const metadata = { probabilities: top !== undefined };
+        for await (const step of sequence.evaluateWithMetadata(input, metadata, options)) {
+          const token = step.token;
+          generated.push(token);
+          if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
+          emit(decoder.push(token));
+          if (stopped) break;
+          if (signal.aborted) {
+            finishReason = "cancelled";
+            break;
+          }
+          if (generated.length >= maxTokens) {
+            finishReason = "length";
+            break;
+          }
+          await this.yieldToReclaim();
+        }
+      }
+    } finally {
+      if (typical) {
+        this.hooks.remove(sequence);
+        typical.dispose();
+      }
     }
     if (!stopped) emit(decoder.flush());
     if (stopped) finishReason = "stop";
@@ -179,10 +207,45 @@ export class LlamaEngineContext implements EngineContext {
     return new ToolCallConstraint(this.model, grammar, fromStart ? undefined : format.trigger);
   }
 
+  /** Typical sampling's hook on the sequence, when the request asks for it (and samples at all). */
+  private typicalSampling(
+    sequence: LlamaContextSequence,
+    request: GenerateRequest,
+    options: SequenceEvaluateOptions,
+    biases: ReadonlyMap<number, number>,
+  ): TypicalSampling | undefined {
+    const { typicalP, temperature } = request.sampling;
+    if (typicalP === undefined || typicalP >= 1 || temperature === 0) return undefined;
+    const typical = new TypicalSampling(sequence, this.model, options, typicalP, this.vocabularySize, biases);
+    this.hooks.set(sequence, typical.hook);
+    return typical;
+  }
+
   private loraOf(adapter: EngineAdapter | undefined): NativeLora | undefined {
     if (adapter === undefined) return undefined;
     if (!this.batching) throw new Error("this context was not created to serve adapters");
     return (adapter as LlamaEngineAdapter).lora;
+  }
+
+  /**
+   * With onContextOverflow "truncate", the prompt without as much of its beginning as keeps
+   * room for maxTokens (its BOS kept); with maxTokens null, a prompt that fills the context
+   * keeps its last half, the other half left to generate. Otherwise the prompt as it is.
+   */
+  private fitted(prompt: Token[], sampling: GenerateRequest["sampling"]): Token[] {
+    if (sampling.onContextOverflow !== "truncate") return prompt;
+    const room =
+      sampling.maxTokens === null
+        ? prompt.length < this.contextSize
+          ? prompt.length
+          : Math.floor(this.contextSize / 2)
+        : this.contextSize - sampling.maxTokens;
+    if (prompt.length <= room) return prompt;
+    const bos = this.model.tokens.bos;
+    const keepBos = bos !== null && prompt[0] === bos && this.model.tokens.shouldPrependBosToken;
+    // Nothing of the prompt would be left: the error says why.
+    if (room <= (keepBos ? 1 : 0)) return prompt;
+    return keepBos ? [prompt[0]!, ...prompt.slice(prompt.length - room + 1)] : prompt.slice(prompt.length - room);
   }
 
   /** The tokens to evaluate: the model's BOS first where it wants one; never empty. */
@@ -273,6 +336,7 @@ function evaluateOptions(
   request: GenerateRequest,
   generated: Token[],
   grammarEvaluationState: LlamaGrammarEvaluationState | undefined,
+  tokenBias: TokenBias | undefined,
 ): SequenceEvaluateOptions {
   const s = request.sampling;
   const options: SequenceEvaluateOptions = {
@@ -281,12 +345,15 @@ function evaluateOptions(
   };
   // Only tokens the grammar allows are sampled; once it is complete, only the end of generation.
   if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
+  if (tokenBias) options.tokenBias = tokenBias;
   if (s.temperature > 0) {
     // Off unless asked for, as documented: node-llama-cpp's own defaults are top_k 40, top_p 0.95.
     options.topK = s.topK ?? 0;
     options.topP = s.topP ?? 1;
     if (s.minP !== undefined) options.minP = s.minP;
-    if (s.seed !== undefined) options.seed = s.seed;
+    // Without a seed node-llama-cpp seeds with the current second, the same for every
+    // generation started in it (n choices alike, every client alike): a random one instead.
+    options.seed = s.seed ?? randomInt(2 ** 32);
   }
   const penalised =
     (s.repetitionPenalty !== undefined && s.repetitionPenalty !== 1) ||

@@ -37,8 +37,10 @@ import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
 import { LlamaGrammars } from "./llama-grammars.js";
 import { enableProbabilityViews } from "./probability-view.js";
+import { SampleHooks } from "./sample-hooks.js";
 import { serializeSampling } from "./serial-sampling.js";
 import { StepGang } from "./step-gang.js";
+import { checkTokenIds } from "./vocabulary-check.js";
 
 /** The node-llama-cpp implementation of the engine. */
 export class LlamaEngine implements Engine {
@@ -124,6 +126,7 @@ class LlamaEngineModel implements EngineModel {
     this.info = {
       trainContextLength: model.trainContextSize,
       embeddingLength: model.embeddingVectorSize,
+      vocabularySize: vocabularySizeOf(model),
       hasChatTemplate,
     };
   }
@@ -198,13 +201,14 @@ class LlamaEngineModel implements EngineModel {
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
     serializeSampling(context);
+    const hooks = SampleHooks.attach(context);
     if (batching) {
       batching.attach(context);
       this.batchings.add(batching);
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context, gang, this.grammars, batching);
+    return new LlamaEngineContext(this.model, context, gang, this.grammars, hooks, this.info.vocabularySize, batching);
   }
 
   async loadAdapter(path: string): Promise<EngineAdapter> {
@@ -226,7 +230,7 @@ class LlamaEngineModel implements EngineModel {
     return adapter;
   }
 
-  async embed(inputs: readonly string[], signal: AbortSignal) {
+  async embed(inputs: readonly (string | readonly number[])[], signal: AbortSignal) {
     const contextSize = Math.min(this.model.trainContextSize, 8192);
     this.embedding ??= this.model.createEmbeddingContext({ contextSize, threads: this.threads });
     const context = await this.embedding;
@@ -234,10 +238,11 @@ class LlamaEngineModel implements EngineModel {
     let promptTokens = 0;
     for (const input of inputs) {
       if (signal.aborted) break;
-      const tokens = this.tokenize(input);
+      if (typeof input !== "string") checkTokenIds(input, this.info.vocabularySize, "input");
+      const tokens = typeof input === "string" ? this.tokenize(input) : input;
       if (tokens.length > contextSize) {
         throw new AppError(
-          "invalid_request",
+          "context_length_exceeded",
           `An input has ${tokens.length} tokens; this model embeds at most ${contextSize}.`,
           { param: "input" },
         );
@@ -253,6 +258,15 @@ class LlamaEngineModel implements EngineModel {
     if (this.embedding) await (await this.embedding).dispose();
     await this.model.dispose();
   }
+}
+
+/** The tokens llama.cpp's vocabulary has: the GGUF's token list (`tokenizer.ggml.tokens`), which it loads whole. */
+function vocabularySizeOf(model: LlamaModel): number {
+  const tokens = (model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
+  if (!Array.isArray(tokens) || tokens.length === 0) {
+    throw new Error(`${model.filename ?? "the model"} has no tokenizer.ggml.tokens: its vocabulary size is unknown`);
+  }
+  return tokens.length;
 }
 
 function normalize(vector: readonly number[]): number[] {

@@ -81,6 +81,9 @@ const LOOKUP = {
 };
 const HONOURED_SAMPLES: Record<string, unknown> = {
   echo: true,
+  typical_p: 0.9,
+  logit_bias: { "65": 5 },
+  context_length_exceeded_behavior: "truncate",
   max_completion_tokens: 3,
   top_p: 0.9,
   top_k: 5,
@@ -113,8 +116,6 @@ const NO_EFFECT_SAMPLES: Record<string, unknown> = {
 const OFF_SAMPLES: Record<string, unknown[]> = {
   modalities: [["text"]],
   best_of: [1],
-  typical_p: [1],
-  context_length_exceeded_behavior: ["error"],
 };
 
 const walk: Record<Endpoint, string[]> = { completions: [], chat: [], embeddings: [] };

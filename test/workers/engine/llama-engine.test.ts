@@ -11,7 +11,7 @@ import { renderDefaultChat } from "../../../src/workers/engine/default-chat-temp
 import type { DecodeSample, EngineAdapter, EngineContext, EngineModel } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
 import { writeGgufLora } from "../../../src/models/formats/gguf-lora.js";
-import { createBigramOracle } from "../../helpers/bigram-oracle.js";
+import { argmaxFirst, createBigramOracle } from "../../helpers/bigram-oracle.js";
 import { startLongGenerations } from "../../helpers/long-generations.js";
 import { greedyText } from "../../helpers/oracle.js";
 import { testModelDir } from "../../helpers/test-models.js";
@@ -54,7 +54,12 @@ describe("LlamaEngine", () => {
   }
 
   it("reports the model's shape", () => {
-    expect(tiny.info).toEqual({ trainContextLength: 2048, embeddingLength: 320, hasChatTemplate: false });
+    expect(tiny.info).toEqual({
+      trainContextLength: 2048,
+      embeddingLength: 320,
+      vocabularySize: 257,
+      hasChatTemplate: false,
+    });
     expect(context.contextSize).toBeGreaterThanOrEqual(256);
   });
 
@@ -73,8 +78,28 @@ describe("LlamaEngine", () => {
   });
 
   it("refuses a request that cannot fit the context", async () => {
-    await expect(run("x", greedy(10_000))).rejects.toMatchObject({ code: "invalid_request", param: "max_tokens" });
-    await expect(run("x".repeat(400), greedy(1))).rejects.toMatchObject({ code: "invalid_request", param: "prompt" });
+    await expect(run("x", greedy(10_000))).rejects.toMatchObject({
+      code: "context_length_exceeded",
+      param: "max_tokens",
+    });
+    await expect(run("x".repeat(400), greedy(1))).rejects.toMatchObject({
+      code: "context_length_exceeded",
+      param: "prompt",
+    });
+  });
+
+  it("truncates a prompt too long for the context from its beginning when asked", async () => {
+    const size = context.contextSize;
+    const long = `${"x".repeat(size + 100)}The `;
+    const truncate = { onContextOverflow: "truncate" as const };
+    const cut = await run(long, greedy(10, truncate));
+    expect(cut).toMatchObject({ text: greedyText("The ", 10), promptTokens: size - 10, finishReason: "length" });
+    // With max_tokens null, the prompt's last half, and generation fills the rest.
+    const open = await run(long, greedy(null, truncate));
+    expect(open).toMatchObject({ promptTokens: Math.floor(size / 2), completionTokens: size - Math.floor(size / 2) });
+    // A prompt that fits is read whole, and max_tokens past the context still cannot be met.
+    expect(await run("The ", greedy(10, truncate))).toMatchObject({ promptTokens: 4, text: greedyText("The ", 10) });
+    await expect(run("The ", greedy(size, truncate))).rejects.toMatchObject({ code: "context_length_exceeded" });
   });
 
   it("fills the context when max_tokens is null", async () => {
@@ -364,6 +389,95 @@ describe("LlamaEngine", () => {
     for (const seed of seeds) {
       expect((await run("Min ", greedy(24, { temperature: 1.8, seed, minP: 1 }))).text).toBe(expected);
     }
+  });
+
+  it("samples differently without a seed, even generations started together", async () => {
+    // node-llama-cpp alone seeds every generation started in the same second alike.
+    const unseeded = await Promise.all([1, 2].map(() => run("The ", greedy(40, { temperature: 1.5 }))));
+    expect(unseeded[0]!.text).not.toBe(unseeded[1]!.text);
+  });
+
+  it("adds logit_bias to the logits: -100 bans a token, +100 forces it, the end of text included", async () => {
+    const oracle = createBigramOracle({ table: demoTables().base, shape: demoTables().shape });
+    // Greedy with 't' and 'h' banned, computed from the oracle's logits.
+    const banned = new Set([116, 104]);
+    let prev = 32;
+    const expected: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const logits = oracle.logits(prev).map((l, token) => (banned.has(token) ? Number.NEGATIVE_INFINITY : l));
+      prev = argmaxFirst(logits);
+      expected.push(prev);
+    }
+    const bans = greedy(20, {
+      logitBias: [
+        [116, -100],
+        [104, -100],
+      ],
+    });
+    expect((await run("The ", bans)).text).toBe(Buffer.from(expected).toString());
+    expect((await run("The ", greedy(20, { temperature: 1, seed: 1, logitBias: [[122, 100]] }))).text).toBe(
+      "z".repeat(20),
+    );
+    // The end-of-text token (256), which node-llama-cpp's TokenBias.set would skip, can be forced too.
+    expect(await run("The ", greedy(20, { logitBias: [[256, 100]] }))).toMatchObject({ text: "", completionTokens: 0 });
+  });
+
+  it("refuses token IDs outside the vocabulary with a 400 naming the field", async () => {
+    const failure = (sampling: Sampling, promptTokens = [65]) =>
+      context
+        .generate({ promptTokens, sampling }, new AbortController().signal, () => {})
+        .then(
+          () => undefined,
+          (e: unknown) => e as AppError,
+        );
+    expect(await failure(greedy(4, { logitBias: [[257, 5]] }))).toMatchObject({ status: 400, param: "logit_bias" });
+    expect((await failure(greedy(4), [65, 300]))!.message).toMatch(/token 300.*0 to 256/);
+    expect(await failure(greedy(4), [65, 300])).toMatchObject({ status: 400, param: "prompt" });
+  });
+
+  it("samples only from the locally typical set with typical_p", async () => {
+    const oracle = createBigramOracle({ table: demoTables().base, shape: demoTables().shape });
+    // The typical set after each byte, from the oracle (its definition, computed in float64 here).
+    const typical = (prev: number, mass: number): Set<number> => {
+      const logits = [...oracle.logits(prev)];
+      const max = Math.max(...logits);
+      const weights = logits.map((l) => Math.exp(l - max));
+      const total = weights.reduce((a, b) => a + b, 0);
+      const p = weights.map((w) => w / total);
+      const entropy = -p.reduce((sum, q) => sum + (q > 0 ? q * Math.log(q) : 0), 0);
+      const order = p
+        .map((_, i) => i)
+        .sort((a, b) => Math.abs(-Math.log(p[a]!) - entropy) - Math.abs(-Math.log(p[b]!) - entropy));
+      const kept = new Set<number>();
+      let sum = 0;
+      for (const token of order) {
+        kept.add(token);
+        sum += p[token]!;
+        if (sum > mass) break;
+      }
+      return kept;
+    };
+    const outside = (text: string, mass: number) => {
+      const bytes = [32, ...Buffer.from(text)];
+      return bytes.slice(1).filter((next, i) => !typical(bytes[i]!, mass).has(next)).length;
+    };
+    const seeds = [1, 2, 3, 4, 5, 6, 7, 8];
+    const plain = await Promise.all(seeds.map((seed) => run("The ", greedy(40, { temperature: 1, seed }))));
+    const filtered = await Promise.all(
+      seeds.map((seed) => run("The ", greedy(40, { temperature: 1, seed, typicalP: 0.2 }))),
+    );
+    // Without it, plain sampling leaves the typical sets; with it, never.
+    expect(plain.reduce((n, r) => n + outside(r.text, 0.2), 0)).toBeGreaterThan(0);
+    for (const r of filtered) {
+      expect([...r.text].every((ch) => ch.charCodeAt(0) < 128)).toBe(true);
+      expect(outside(r.text, 0.2)).toBe(0);
+    }
+    // After a space the two likeliest bytes, 't' and 'a', are outside the typical set at 0.2.
+    expect(filtered.some((r) => / [ta]/.test(r.text))).toBe(false);
+    expect(new Set(filtered.map((r) => r.text)).size).toBeGreaterThan(1);
+    // Reproducible with a seed, and within the context's other sequences' batches.
+    const again = await run("The ", greedy(40, { temperature: 1, seed: 1, typicalP: 0.2 }));
+    expect(again.text).toBe(filtered[0]!.text);
   });
 
   it("samples reproducibly with a seed", async () => {

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { JSON_BODY_LIMIT, type Reasons } from "../errors.js";
 import { contractRoute, jsonContent } from "../route.js";
 import { modelParams } from "../management/params.js";
+import { openAiImageRequestSchema, openAiImagesSchema } from "./openai-images.js";
 import { controlNetForm, imageToImageForm, textToImageBody } from "./requests.js";
 
 /** Image generation: text-to-image, image-to-image and control-net, under the image model's name. */
@@ -96,4 +97,22 @@ export const controlNetRoute = contractRoute({
   },
   responses: answers,
   errors: errors(`${UPLOAD_ERRORS} An unknown control_net_name is a 400 listing the supported ones.`),
+});
+
+export const openAiImagesRoute = contractRoute({
+  method: "post",
+  path: "/v1/images/generations",
+  operationId: "createImage",
+  scope: "inference",
+  summary: "Generate images from a prompt (OpenAI's images API)",
+  description:
+    "What `client.images.generate` of the OpenAI SDKs sends, served by an image model named in `model`; " +
+    "the images come back as base64 PNG (`b64_json`).",
+  tag,
+  request: { body: { required: true, content: jsonContent(openAiImageRequestSchema) } },
+  responses: { 200: { description: "The images.", content: jsonContent(openAiImagesSchema) } },
+  errors: errors(
+    'response_format "url", and quality, style, background, moderation, output_compression, partial_images ' +
+      "or stream set, are refused by name; n over 4; size not <width>x<height>.",
+  ),
 });

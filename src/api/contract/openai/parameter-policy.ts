@@ -74,16 +74,6 @@ const SHARED: Record<string, ParameterRule> = {
     why: "Options of a prompt cache; the answer is the same either way.",
     schema: z.record(z.string(), z.unknown()).nullish(),
   },
-  typical_p: {
-    status: "refused",
-    why: "Locally typical sampling is not available; use top_p or min_p.",
-    off: (v) => v === 1,
-  },
-  context_length_exceeded_behavior: {
-    status: "refused",
-    why: "A prompt too long for the context is always a 400; shorten it.",
-    off: (v) => v === "error",
-  },
   mirostat_target: { status: "refused", why: "Mirostat sampling is not available; use temperature, top_p or min_p." },
   mirostat_lr: { status: "refused", why: "Mirostat sampling is not available; use temperature, top_p or min_p." },
   ignore_eos: {
@@ -121,7 +111,6 @@ const CHAT: Record<string, ParameterRule> = {
   moderation: { status: "refused", why: "Hearth does not moderate answers." },
   functions: { status: "refused", why: "The legacy function-calling fields are not taken: use tools." },
   function_call: { status: "refused", why: "The legacy function-calling fields are not taken: use tool_choice." },
-  logit_bias: { status: "refused", why: "Token biases are not available." },
 };
 
 const COMPLETIONS: Record<string, ParameterRule> = {
@@ -131,7 +120,6 @@ const COMPLETIONS: Record<string, ParameterRule> = {
     why: "Generating several completions and returning the best is not available; use n.",
     off: (v) => v === 1,
   },
-  logit_bias: { status: "refused", why: "Token biases are not available." },
   tools: { status: "refused", why: "Tool calls are only for chat completions." },
 };
 

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MAX_COMPLETION_LOGPROBS, MAX_TOP_LOGPROBS } from "../../../domain/logprobs.js";
 import {
   MAX_GRAMMAR_CHARS,
+  MAX_LOGIT_BIAS,
   MAX_SEED,
   MAX_STOP_CHARS,
   MAX_STOP_SEQUENCES,
@@ -37,15 +38,17 @@ const model = z
 const sampling = {
   model,
   temperature: z.number().min(0).max(2).nullish().openapi({ description: "0 is greedy and deterministic. Default 1." }),
-  top_p: z.number().gt(0).max(1).nullish().openapi({ description: "Nucleus sampling. Default off." }),
-  top_k: z
-    .number()
-    .int()
-    .min(0)
-    .nullish()
-    .openapi({ description: "Sample among the k most likely tokens. Default off." }),
+  top_p: z.number().gt(0).max(1).nullish().openapi({ description: "Nucleus sampling; 1 is off. Default off." }),
+  top_k: z.number().int().min(0).nullish().openapi({
+    description:
+      "Sample among the k most likely tokens; 0 is off. Default off (the whole vocabulary: on a large one, a top_k such as 40 samples faster).",
+  }),
   min_p: z.number().min(0).max(1).nullish().openapi({
     description: "Leave out tokens less likely than min_p times the most likely token's probability. Default off.",
+  }),
+  typical_p: z.number().gt(0).max(1).nullish().openapi({
+    description:
+      "Locally typical sampling: only the tokens whose surprisal is nearest the entropy, as many as make up typical_p of the probability, may be chosen; applied after top_k, before top_p, min_p and temperature. 1 is off. Default off.",
   }),
   seed: z
     .number()
@@ -84,6 +87,27 @@ const sampling = {
     .max(10)
     .nullish()
     .openapi({ description: "Multiplicative, as in Hugging Face and vLLM. Default 1." }),
+  context_length_exceeded_behavior: z
+    .enum(["error", "truncate"], { message: "context_length_exceeded_behavior must be error or truncate" })
+    .nullish()
+    .openapi({
+      description:
+        "A prompt that does not fit the context with max_tokens: `error` (default) is a 400 with code `context_length_exceeded`; `truncate` drops the prompt's beginning (keeping the model's BOS) until it fits, and usage counts the tokens read. With max_tokens null (chat's default), a prompt that fills the context keeps its last half.",
+    }),
+  logit_bias: z
+    .record(
+      z.string().regex(/^(0|[1-9][0-9]*)$/, { message: 'logit_bias keys are token IDs, such as "50256"' }),
+      z.number().min(-100).max(100),
+      { message: "logit_bias must map token IDs to biases from -100 to 100" },
+    )
+    .refine((biases) => Object.keys(biases).length <= MAX_LOGIT_BIAS, {
+      message: `logit_bias takes at most ${MAX_LOGIT_BIAS} tokens`,
+    })
+    .nullish()
+    .openapi({
+      description:
+        "Token ID (a string) → bias from -100 to 100, added to the token's logit before sampling; -100 bans the token, 100 all but forces it. IDs outside the model's vocabulary are a 400.",
+    }),
   response_format: z
     .discriminatedUnion(
       "type",
@@ -128,13 +152,29 @@ const maxTokens = z
   .max(MAX_TOKENS, { message: `max_tokens may be at most ${MAX_TOKENS}` })
   .nullish();
 
-const promptList = z.array(z.string(), { message: "prompt must be a string or an array of strings" }).min(1).max(64);
+const PROMPT_SHAPES = "a string, an array of strings, an array of token IDs or an array of such arrays";
+const MAX_PROMPTS = 64;
+const MAX_INPUTS = 2048;
+
+/** Token IDs, as OpenAI takes them in place of text; the worker checks them against the model's vocabulary. */
+const tokenIds = z.array(z.number().int().min(0)).min(1).max(MAX_TOKENS);
+
+/** Text or token IDs, one or a list, as OpenAI's prompt and input: always a list here. */
+const textsOrTokens = (param: string, max: number) =>
+  z
+    .union([z.string(), z.array(z.string()).min(1).max(max), tokenIds, z.array(tokenIds).min(1).max(max)], {
+      message: `${param} must be ${PROMPT_SHAPES} (at most ${max})`,
+    })
+    .transform((v): (string | number[])[] =>
+      typeof v === "string" || typeof v[0] === "number" ? [v as string | number[]] : (v as (string | number[])[]),
+    );
 
 export const completionRequestSchema = withPolicy("completions", {
   ...sampling,
-  prompt: z
-    .union([z.string(), promptList], { message: "prompt must be a string or an array of strings" })
-    .openapi({ description: "One prompt or up to 64; each yields n choices (at most 64 choices per request)." }),
+  prompt: textsOrTokens("prompt", MAX_PROMPTS).openapi({
+    description:
+      "One prompt or up to 64, each text or token IDs (a token ID outside the model's vocabulary is a 400); each yields n choices (at most 64 choices per request).",
+  }),
   max_tokens: maxTokens.openapi({
     description: "Default 16. The prompt and max_tokens must fit the context, else a 400 with param max_tokens.",
   }),
@@ -269,12 +309,10 @@ export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 export const embeddingRequestSchema = withPolicy("embeddings", {
   model,
-  input: z
-    .union(
-      [z.string(), z.array(z.string(), { message: "input must be a string or an array of strings" }).min(1).max(2048)],
-      { message: "input must be a string or an array of strings" },
-    )
-    .openapi({ description: "One text or up to 2048, embedded as one job." }),
+  input: textsOrTokens("input", MAX_INPUTS).openapi({
+    description:
+      "One input or up to 2048, each text or token IDs (a token ID outside the model's vocabulary is a 400), embedded as one job.",
+  }),
   encoding_format: z
     .enum(["float", "base64"])
     .nullish()

@@ -21,7 +21,10 @@ const tag = "OpenAI";
 const INFERENCE_ERRORS = {
   invalid_request:
     "A field is missing or invalid (`param` names it, e.g. `messages[0].role`); the body is not a JSON object; " +
-    "the prompt and max_tokens do not fit the model's context.",
+    "a token ID (in the prompt, input or logit_bias) is outside the model's vocabulary.",
+  context_length_exceeded:
+    "The prompt and max_tokens do not fit the model's context (`param`: prompt or max_tokens); with " +
+    '`context_length_exceeded_behavior: "truncate"` the prompt is cut to fit instead, where it can be.',
   not_found:
     'The model does not exist or the key may not use it, or it is an adapter that is not DEPLOYED (`param: "model"`).',
   ...JSON_BODY_LIMIT,
@@ -112,6 +115,7 @@ export const embeddingsRoute = contractRoute({
   errors: {
     ...INFERENCE_ERRORS,
     invalid_request: `${INFERENCE_ERRORS.invalid_request} dimensions larger than the model's embedding length.`,
+    context_length_exceeded: "An input has more tokens than the model embeds at once (`param: input`).",
   },
 });
 

@@ -10,7 +10,7 @@ import type { ChatMeta } from "./chat-chunks.js";
 import { toMessages, toToolUse } from "./chat-messages.js";
 import { collect, unixNow, usageBody, type CollectedCall } from "./collect.js";
 import { chatLogprobs, chatTopLogprobs } from "./logprobs.js";
-import { checkMaxTokens, toSampling } from "./sampling.js";
+import { checkMaxTokens, refuseTypicalUnderGrammar, toSampling } from "./sampling.js";
 import { chatEstimate } from "./token-estimate.js";
 import { admitGeneration } from "../admit-generation.js";
 import { sseResponse } from "./sse.js";
@@ -36,7 +36,10 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       : undefined;
     const messages = toMessages(req.messages);
     const tools = toToolUse(req);
-    if (tools) refuseBesideTools(sampling.constraint !== undefined, logprobs !== undefined);
+    if (tools) {
+      refuseBesideTools(sampling.constraint !== undefined, logprobs !== undefined);
+      refuseTypicalUnderGrammar(req.typical_p, "tools");
+    }
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
     const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
     const events = ticket.track(

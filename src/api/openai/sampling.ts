@@ -6,6 +6,8 @@ import { toConstraint } from "./response-format.js";
 
 /** OpenAI sampling fields (response_format among them) → Hearth's. `defaultMaxTokens` null means "until the context is full". */
 export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: number | null): Sampling {
+  const constraint = toConstraint(req.response_format, req.stop);
+  if (constraint) refuseTypicalUnderGrammar(req.typical_p, "response_format");
   return {
     maxTokens,
     temperature: req.temperature ?? 1,
@@ -17,12 +19,22 @@ export function toSampling(req: CompletionRequest | ChatRequest, maxTokens: numb
     presencePenalty: req.presence_penalty ?? undefined,
     frequencyPenalty: req.frequency_penalty ?? undefined,
     repetitionPenalty: req.repetition_penalty ?? undefined,
-    constraint: toConstraint(req.response_format, req.stop),
+    constraint,
     typicalP: req.typical_p ?? undefined,
     onContextOverflow: req.context_length_exceeded_behavior ?? undefined,
     logitBias:
       req.logit_bias == null ? undefined : Object.entries(req.logit_bias).map(([token, bias]) => [Number(token), bias]),
   };
+}
+
+/**
+ * Typical sampling measures the model's own distribution, which a grammar (response_format's,
+ * or tool calls') cuts down: the typical set could hold no token the grammar allows.
+ */
+export function refuseTypicalUnderGrammar(typicalP: number | null | undefined, beside: string): void {
+  if (typicalP != null && typicalP < 1) {
+    throw new AppError("invalid_request", `typical_p cannot be combined with ${beside}.`, { param: "typical_p" });
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LlamaContextSequence, LlamaModel, SequenceEvaluateOptions } from "node-llama-cpp";
 import type { NativeSampler, SampleHook } from "./sample-hooks.js";
+import { BANNED_LOGIT } from "./token-bias.js";
 
 /**
  * The locally typical set (Meister et al., "Locally Typical Sampling"), as llama.cpp's
@@ -159,7 +160,7 @@ export class TypicalSampling {
     for (let token = 0; token < vocabulary; token++) {
       if (state[token] !== BANNED) continue;
       this.keys[n] = token;
-      this.values[n] = Number.NEGATIVE_INFINITY;
+      this.values[n] = BANNED_LOGIT;
       n++;
     }
     for (const [token, bias] of this.userBias) {

@@ -69,6 +69,40 @@ describe("structured output through the OpenAI SDK", () => {
     expect(text).toBe(r.choices[0]!.message.content);
   });
 
+  // With a ban (-100) among the biases, node-llama-cpp's sampler once dropped the grammar: greedy
+  // answers were NUL bytes. A ban is a finite bias now, and the grammar holds.
+  it("holds the grammar beside logit_bias bans, and refuses typical_p beside it", async () => {
+    const banned = ["{", '"', " "].map((c) => c.charCodeAt(0));
+    for (const temperature of [0, 1]) {
+      const r = await client.chat.completions.create({
+        model: MODEL,
+        messages,
+        response_format: { type: "json_object" },
+        logit_bias: Object.fromEntries(banned.slice(1).map((id) => [String(id), -100])),
+        temperature,
+        seed: 5,
+        max_tokens: 400,
+      });
+      expect(r.choices[0]!.finish_reason).toBe("stop");
+      const value = JSON.parse(r.choices[0]!.message.content!);
+      expect(typeof value === "object" && value !== null && !Array.isArray(value)).toBe(true);
+    }
+    // Banning the only token the grammar allows first: the ban yields to the grammar.
+    const forced = await client.chat.completions.create({
+      model: MODEL,
+      messages,
+      response_format: { type: "json_object" },
+      logit_bias: { [String(banned[0])]: -100 },
+      temperature: 0,
+      max_tokens: 400,
+    });
+    expect(forced.choices[0]!.message.content!.startsWith("{")).toBe(true);
+    const typical = await client.chat.completions
+      .create({ model: MODEL, messages, response_format: { type: "json_object" }, typical_p: 0.5 } as never)
+      .catch((e: unknown) => e);
+    expect(typical).toMatchObject({ status: 400, error: { param: "typical_p" } });
+  });
+
   it("answers json_schema with values valid against the schema, for several seeds, streamed and not", async () => {
     const response_format = {
       type: "json_schema" as const,

@@ -150,6 +150,81 @@ class ChatTest(HearthTest):
         self.assertEqual(chunks[-1].usage.completion_tokens, 5)
 
 
+class AgentApiTest(HearthTest):
+    """Tool calls, structured output and logprobs against Hearth itself (the demo model: the
+    grammar, not sense, makes its calls and objects)."""
+
+    WEATHER = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 12}, "days": {"type": "integer"}},
+        "required": ["city", "days"],
+        "additionalProperties": False,
+    }
+
+    def test_a_tool_call_and_its_answer_streamed_and_not(self) -> None:
+        # Small, for the test server's 512-token context: its template writes the tools out byte by byte.
+        city = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 4}}, "required": ["city"]}
+        messages: List[Dict[str, Any]] = [{"role": "user", "content": "Oslo?"}]
+        request: Dict[str, Any] = dict(
+            model=self.model,
+            messages=messages,
+            tools=[{"type": "function", "function": {"name": "weather", "parameters": city}}],
+            tool_choice="required",
+            parallel_tool_calls=False,
+            max_tokens=100,
+            seed=3,
+        )
+        r = hearth.client.ChatCompletion.create(**request)
+        self.assertEqual(r.choices[0].finish_reason, "tool_calls")
+        call = r.choices[0].message.tool_calls[0]
+        self.assertEqual(call["function"]["name"], "weather")
+        arguments = hearth.client.parse_arguments(call)
+        self.assertEqual(list(arguments), ["city"])
+        self.assertLessEqual(len(arguments["city"]), 4)
+
+        accumulator = hearth.client.StreamAccumulator()
+        for chunk in hearth.client.ChatCompletion.create(stream=True, **request):
+            accumulator.add(chunk)
+        streamed = accumulator.result()["choices"][0]
+        self.assertEqual(streamed["finish_reason"], "tool_calls")
+        self.assertEqual(streamed["message"]["tool_calls"][0]["function"], call["function"])
+
+        # The tool's answer goes back, and the model answers in text.
+        answered = hearth.client.ChatCompletion.create(
+            model=self.model,
+            messages=[*messages, r.choices[0].message, hearth.client.tool_message(call, {"c": 21})],
+            max_tokens=4,
+            temperature=0,
+        )
+        self.assertEqual(answered.choices[0].finish_reason, "length")
+        self.assertTrue(answered.choices[0].message.content)
+
+    def test_json_schema_output_parses(self) -> None:
+        r = hearth.client.ChatCompletion.create(
+            model=self.model,
+            messages=[{"role": "user", "content": "Describe the weather."}],
+            response_format={"type": "json_schema", "json_schema": {"name": "weather", "schema": self.WEATHER}},
+            max_tokens=400,
+            seed=4,
+        )
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        value = json.loads(r.choices[0].message.content)
+        self.assertEqual(sorted(value), ["city", "days"])
+
+    def test_logprobs_chat_and_completion(self) -> None:
+        chat = hearth.client.ChatCompletion.create(
+            model=self.model, messages=[{"role": "user", "content": "Hi"}], max_tokens=5, temperature=0, logprobs=True, top_logprobs=2
+        )
+        content = chat.choices[0].logprobs["content"]
+        self.assertEqual("".join(t["token"] for t in content), chat.choices[0].message.content)
+        self.assertTrue(all(len(t["top_logprobs"]) == 2 and t["logprob"] <= 0 for t in content))
+        completion = hearth.client.Completion.create(model=self.model, prompt="The ", max_tokens=4, temperature=0, logprobs=1, echo=True)
+        legacy = completion.choices[0].logprobs
+        self.assertEqual("".join(legacy["tokens"]), completion.choices[0].text)
+        self.assertIsNone(legacy["token_logprobs"][0])
+        self.assertEqual(len(legacy["text_offset"]), len(legacy["tokens"]))
+
+
 class EmbeddingAndModelTest(HearthTest):
     def test_embeddings(self) -> None:
         r = hearth.client.Embedding.create(model=self.model, input=["a hearth", "a fireplace"])

@@ -16,6 +16,8 @@ import { LogprobLedger } from "./logprob-ledger.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
+import { withSamplingErrors } from "./sampling-error.js";
+import { takeSamplingFailure } from "./serial-sampling.js";
 import { TokenTextDecoder } from "./token-text.js";
 import { toolCallGrammar } from "./tool-call-grammar.js";
 
@@ -86,7 +88,7 @@ export class LlamaEngineContext implements EngineContext {
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, grammar, signal, onText, calls);
+      return await this.run(sequence, prompt, maxTokens, request, { grammar, calls }, signal, onText);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -99,10 +101,9 @@ export class LlamaEngineContext implements EngineContext {
     prompt: Token[],
     maxTokens: number,
     request: GenerateRequest,
-    grammar: LlamaGrammar | undefined,
+    { grammar, calls }: Constraints,
     signal: AbortSignal,
     onText: OnText,
-    calls: ToolCallConstraint | undefined,
   ): Promise<GenerateResult> {
     // Under a grammar the grammar says where the output ends: a template's stop strings (the
     // next turn's marker) could occur inside a JSON string and cut it.
@@ -139,7 +140,9 @@ export class LlamaEngineContext implements EngineContext {
     }
     if (!signal.aborted) {
       const metadata = { probabilities: top !== undefined };
-      for await (const step of sequence.evaluateWithMetadata(input, metadata, options)) {
+      const steps = sequence.evaluateWithMetadata(input, metadata, options);
+      const constrained = () => grammarState !== undefined || calls?.state() !== undefined;
+      for await (const step of withSamplingErrors(steps, () => takeSamplingFailure(this.context), constrained)) {
         const token = step.token;
         generated.push(token);
         if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
@@ -256,6 +259,12 @@ export class LlamaEngineContext implements EngineContext {
 }
 
 type Waiter = (sequence: LlamaContextSequence) => void;
+
+/** What constrains a request's output: a response_format's grammar or its tool calls' (never both). */
+interface Constraints {
+  grammar: LlamaGrammar | undefined;
+  calls: ToolCallConstraint | undefined;
+}
 
 /** An adapter as this engine loads it: the engine's handle on its native weights. */
 export interface LlamaEngineAdapter extends EngineAdapter {

@@ -16,6 +16,7 @@ import { LogprobLedger } from "./logprob-ledger.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
+import { GrammarTokenBans } from "./grammar-token-bans.js";
 import { withSamplingErrors } from "./sampling-error.js";
 import { takeSamplingFailure } from "./serial-sampling.js";
 import { TokenTextDecoder } from "./token-text.js";
@@ -82,13 +83,14 @@ export class LlamaEngineContext implements EngineContext {
     const constraint = request.sampling.constraint;
     const grammar = constraint ? await this.grammars.get(constraint) : undefined;
     const calls = await this.toolCalls(request);
+    const bans = grammar || calls ? await GrammarTokenBans.of(this.model) : undefined;
     const express = request.express === true;
     const sequence = await this.acquire(signal, express);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, { grammar, calls }, signal, onText);
+      return await this.run(sequence, prompt, maxTokens, request, { grammar, calls, bans }, signal, onText);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -101,7 +103,7 @@ export class LlamaEngineContext implements EngineContext {
     prompt: Token[],
     maxTokens: number,
     request: GenerateRequest,
-    { grammar, calls }: Constraints,
+    { grammar, calls, bans }: Constraints,
     signal: AbortSignal,
     onText: OnText,
   ): Promise<GenerateResult> {
@@ -130,6 +132,7 @@ export class LlamaEngineContext implements EngineContext {
     // A request has a response_format's grammar or its tool calls', never both (the API refuses both).
     const options = evaluateOptions(request, generated, grammarState);
     if (calls) options.grammarEvaluationState = () => calls.state();
+    bans?.applyTo(sequence, generated);
     let input = prompt;
     if (top !== undefined && request.promptLogprobs && !signal.aborted) {
       const reported = prompt.length - request.promptTokens.length;
@@ -260,10 +263,11 @@ export class LlamaEngineContext implements EngineContext {
 
 type Waiter = (sequence: LlamaContextSequence) => void;
 
-/** What constrains a request's output: a response_format's grammar or its tool calls' (never both). */
+/** What constrains a request's output: a response_format's grammar or its tool calls' (never both), and the tokens banned under them. */
 interface Constraints {
   grammar: LlamaGrammar | undefined;
   calls: ToolCallConstraint | undefined;
+  bans: GrammarTokenBans | undefined;
 }
 
 /** An adapter as this engine loads it: the engine's handle on its native weights. */

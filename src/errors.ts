@@ -18,6 +18,11 @@ export const errorCodes = {
   /** A per-account limit (e.g. deployed models) is reached; waiting does not help, freeing something does. */
   quota_exceeded: { status: 429, type: "insufficient_quota" },
   internal: { status: 500, type: "api_error" },
+  /**
+   * The model's output could not go on as asked: under a grammar (response_format, tools),
+   * llama.cpp refused a token it had sampled. The request was valid; a retry may succeed.
+   */
+  model_error: { status: 500, type: "model_error" },
   unavailable: { status: 503, type: "service_unavailable_error" },
 } as const;
 

@@ -1,3 +1,5 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import fc from "fast-check";
@@ -5,14 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkJsonSchema } from "../../src/domain/json-schema-subset.js";
 import type { EngineContext, EngineModel } from "../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../src/workers/engine/llama-engine.js";
+import { buildBenchModels } from "../../src/models/factory/bench-models.js";
+import { wideVocabShape } from "../helpers/bench-shapes.js";
 import { testModelDir } from "../helpers/test-models.js";
 
 /**
  * The property of structured output: for random schemas of the supported subset, random seeds
- * and temperatures, hearth-tiny (which writes junk) under the schema's grammar writes JSON that
- * parses and validates against the schema (ajv), whenever it ends by itself (finish reason
- * "stop"; "length" means max tokens cut it, which docs/api.md says). `npm run fuzz` runs it long
- * (HEARTH_FUZZ_RUNS); the suite runs a bounded form.
+ * and temperatures, a model that writes junk under the schema's grammar writes JSON that parses
+ * and validates against the schema (ajv), whenever it ends by itself (finish reason "stop";
+ * "length" means max tokens cut it, which docs/api.md says). Two models: hearth-tiny (one token
+ * per byte) and random weights with the bench model's byte-level vocabulary of 49 152 tokens,
+ * where many pieces are not whole UTF-8 (the tokens Hearth bans under a grammar,
+ * grammar-token-bans.ts). `npm run fuzz` runs it long (HEARTH_FUZZ_RUNS); the suite runs a
+ * bounded form.
  */
 
 const RUNS = Number(process.env.HEARTH_FUZZ_RUNS ?? 30);
@@ -105,21 +112,30 @@ const withDefinitions = schemas.map((inner) => ({
   $defs: { inner },
 }));
 
-describe("structured output (property)", () => {
+const models = {
+  "hearth-tiny": async () => path.join(testModelDir, "hearth-tiny.gguf"),
+  "the bench model's vocabulary": async (dir: string) =>
+    (await buildBenchModels(dir, { shape: wideVocabShape, adapters: 0 })).baseModel,
+};
+
+describe.each(Object.entries(models))("structured output (property) on %s", (_, modelPath) => {
+  let dir: string;
   let engine: LlamaEngine;
-  let tiny: EngineModel;
+  let model: EngineModel;
   let context: EngineContext;
   const ajv = new Ajv2020({ strict: false });
 
   beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "hearth-structured-fuzz-"));
     engine = await LlamaEngine.create();
-    tiny = await engine.loadModel({ id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf"), threads: 1 });
-    context = await tiny.createContext({ sequences: 1, contextSize: 1024, threads: 1 });
+    model = await engine.loadModel({ id: "fuzzed", path: await modelPath(dir), threads: 1 });
+    context = await model.createContext({ sequences: 1, contextSize: 1024, threads: 1 });
   });
   afterAll(async () => {
     await context?.dispose();
-    await tiny?.dispose();
+    await model?.dispose();
     await engine?.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it("writes JSON valid against any schema of the subset, at any seed and temperature", async () => {
@@ -136,7 +152,7 @@ describe("structured output (property)", () => {
           let text = "";
           const result = await context.generate(
             {
-              promptTokens: tiny.tokenize("JSON: "),
+              promptTokens: model.tokenize("JSON: "),
               sampling: { maxTokens: null, temperature, seed, stop: [], constraint: { type: "json_schema", schema } },
             },
             new AbortController().signal,

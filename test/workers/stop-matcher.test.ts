@@ -94,6 +94,14 @@ describe("TokenTextDecoder", () => {
     expect(pieces.join("") + d.flush()).toBe("café €");
     expect(pieces.some((p) => p.includes("\uFFFD"))).toBe(false);
   });
+  it("holds a run of tokens that each complete a character and begin the next", () => {
+    // Multi-byte tokens: 1 = "a" E1, 2 = 80 80 E1, 3 = 80 80 "b".
+    const table: Record<number, number[]> = { 1: [0x61, 0xe1], 2: [0x80, 0x80, 0xe1], 3: [0x80, 0x80, 0x62] };
+    const d = new TokenTextDecoder((tokens) => Buffer.from(tokens.flatMap((t) => table[t]!)).toString("utf8"));
+    const pieces = [1, 2, 2, 2, 2, 2, 3].map((t) => d.push(t));
+    expect(pieces.join("") + d.flush()).toBe(`a${"\u1000".repeat(6)}b`);
+    expect(pieces.some((p) => p.includes("\uFFFD"))).toBe(false);
+  });
   it("gives up holding after four tokens", () => {
     const d = new TokenTextDecoder(detok);
     const out = [0xff, 0xff, 0xff, 0xff].map((b) => d.push(b)).join("");

@@ -153,6 +153,7 @@ _status_by_code: Dict[str, int] = {
     "rate_limited": 429,
     "quota_exceeded": 429,
     "internal": 500,
+    "model_error": 500,
     "unavailable": 503,
 }
 

@@ -22,6 +22,9 @@ import { LogprobLedger } from "./logprob-ledger.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
+import { GrammarTokenBans } from "./grammar-token-bans.js";
+import { withSamplingErrors } from "./sampling-error.js";
+import { takeSamplingFailure } from "./serial-sampling.js";
 import { TokenTextDecoder } from "./token-text.js";
 import { toolCallGrammar } from "./tool-call-grammar.js";
 
@@ -99,13 +102,14 @@ export class LlamaEngineContext implements EngineContext {
     const constraint = request.sampling.constraint;
     const grammar = constraint ? await this.grammars.get(constraint) : undefined;
     const calls = await this.toolCalls(request);
+    const bans = grammar || calls ? await GrammarTokenBans.of(this.model) : undefined;
     const express = request.express === true;
     const sequence = await this.acquire(signal, express);
     if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, grammar, signal, onText, calls);
+      return await this.run(sequence, prompt, maxTokens, request, { grammar, calls, bans }, signal, onText);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -118,10 +122,9 @@ export class LlamaEngineContext implements EngineContext {
     prompt: Token[],
     maxTokens: number,
     request: GenerateRequest,
-    grammar: LlamaGrammar | undefined,
+    { grammar, calls, bans }: Constraints,
     signal: AbortSignal,
     onText: OnText,
-    calls: ToolCallConstraint | undefined,
   ): Promise<GenerateResult> {
     // Under a grammar the grammar says where the output ends: a template's stop strings (the
     // next turn's marker) could occur inside a JSON string and cut it.
@@ -151,6 +154,7 @@ export class LlamaEngineContext implements EngineContext {
     const options = evaluateOptions(request, generated, grammarState, tokenBias);
     if (calls) options.grammarEvaluationState = () => calls.state();
     const typical = this.typicalSampling(sequence, request, options, biases);
+    bans?.applyTo(sequence, generated);
     let input = prompt;
     try {
       if (top !== undefined && request.promptLogprobs && !signal.aborted) {
@@ -163,7 +167,9 @@ export class LlamaEngineContext implements EngineContext {
       if (signal.aborted) finishReason = "cancelled";
       else {
         const metadata = { probabilities: top !== undefined };
-        for await (const step of sequence.evaluateWithMetadata(input, metadata, options)) {
+        const steps = sequence.evaluateWithMetadata(input, metadata, options);
+        const constrained = () => grammarState !== undefined || calls?.state() !== undefined;
+        for await (const step of withSamplingErrors(steps, () => takeSamplingFailure(this.context), constrained)) {
           const token = step.token;
           generated.push(token);
           if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
@@ -319,6 +325,13 @@ export class LlamaEngineContext implements EngineContext {
 }
 
 type Waiter = (sequence: LlamaContextSequence) => void;
+
+/** What constrains a request's output: a response_format's grammar or its tool calls' (never both), and the tokens banned under them. */
+interface Constraints {
+  grammar: LlamaGrammar | undefined;
+  calls: ToolCallConstraint | undefined;
+  bans: GrammarTokenBans | undefined;
+}
 
 /** An adapter as this engine loads it: the engine's handle on its native weights. */
 export interface LlamaEngineAdapter extends EngineAdapter {

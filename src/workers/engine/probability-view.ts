@@ -1,4 +1,5 @@
 import type { LlamaContext, LlamaModel } from "node-llama-cpp";
+import { withoutGrammarBans } from "./grammar-token-bans.js";
 
 /** A sampler's settings as node-llama-cpp hands them to its native sampler (`_resolveSamplerConfig`). */
 type SamplerConfig = Record<string, unknown>;
@@ -14,7 +15,10 @@ interface NativeContext {
   sampleToken(...args: unknown[]): Promise<unknown>;
 }
 
-/** The settings that truncate the distribution (and a grammar, whose state a second sampler must not touch). */
+/**
+ * The settings that truncate the distribution (and a grammar, whose state a second sampler must
+ * not touch; the tokens banned under it go too, withoutGrammarBans).
+ */
 const TRUNCATING = ["topK", "topP", "minP", "xtcProbability", "xtcThreshold", "grammarEvaluationState"];
 
 /**
@@ -116,6 +120,7 @@ class ProbabilityViews {
     }
     const untruncated = { ...config };
     for (const key of TRUNCATING) delete untruncated[key];
+    withoutGrammarBans(untruncated);
     view.applyConfig(untruncated);
     const seen = await sample(index, view, true, false);
     if (!Array.isArray(seen)) throw new Error("node-llama-cpp's sampleToken gave no probabilities");

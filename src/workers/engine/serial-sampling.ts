@@ -4,17 +4,32 @@ interface NativeContext {
   sampleToken(...args: unknown[]): Promise<unknown>;
 }
 
+/** What node-llama-cpp's native sampleToken answers when it has no token to give ("Failed to sample next token"). */
+const NO_TOKEN = -1;
+
+/** The native error of each context's last failed sampling, until a request takes it. */
+const failures = new WeakMap<LlamaContext, unknown>();
+
 /**
- * Makes a context sample one token at a time. node-llama-cpp samples the sequences of a
- * batch concurrently, on libuv's thread pool, and with llama.cpp 0.4.0 two samplings on
- * one context at once can read each other's logits: with 20 sequences generating
- * together, 57 of 400 greedy generations of hearth-tiny came out wrong, and none with
- * the thread pool at 2 threads (one decoding, one sampling). Sampling a token is short
- * next to decoding the batch, so doing them in turn costs little.
+ * Makes a context sample one token at a time, and a failed sampling end only its own sequence.
+ *
+ * node-llama-cpp samples the sequences of a batch concurrently, on libuv's thread pool, and with
+ * llama.cpp 0.4.0 two samplings on one context at once can read each other's logits: with 20
+ * sequences generating together, 57 of 400 greedy generations of hearth-tiny came out wrong,
+ * and none with the thread pool at 2 threads (one decoding, one sampling). Sampling a token is
+ * short next to decoding the batch, so doing them in turn costs little.
+ *
+ * A native sampling can fail (llama.cpp's grammar refusing, once sampled, a token it had let
+ * through: grammar-token-bans.ts). node-llama-cpp awaits samplings inside its batch loop, which
+ * nothing awaits: the rejection would go unhandled and end the process, and the sequence's
+ * decode would never settle. So a failure answers what the native call answers when it has no
+ * token, which node-llama-cpp throws inside that sequence's generator ("Failed to sample next
+ * token"), where its request's `for await` sees it; the other sequences of the batch go on.
+ * The native error is kept for the request (`takeSamplingFailure`).
  *
  * This wraps node-llama-cpp's internal native context (`_ctx`); the test that runs many
- * sequences against the oracle (llama-engine.test.ts) catches a version where it stops
- * working.
+ * sequences against the oracle (llama-engine.test.ts) and the sampling-failure test catch a
+ * version where it stops working.
  */
 export function serializeSampling(context: LlamaContext): void {
   const native = (context as unknown as { _ctx?: NativeContext })._ctx;
@@ -24,6 +39,11 @@ export function serializeSampling(context: LlamaContext): void {
     );
   }
   const sample = native.sampleToken.bind(native);
+  const contained = (args: unknown[]) =>
+    sample(...args).catch((error: unknown) => {
+      failures.set(context, error);
+      return NO_TOKEN;
+    });
   let pending = 0;
   let tail: Promise<unknown> = Promise.resolve();
   // The native addon's methods (llama.cpp's binding) are read-only on its prototype: shadow this one on the instance.
@@ -31,13 +51,22 @@ export function serializeSampling(context: LlamaContext): void {
     configurable: true,
     value: (...args: unknown[]) => {
       // Alone (one sequence generating), a sample goes at once; otherwise after the last one.
-      const next = pending === 0 ? sample(...args) : tail.then(() => sample(...args));
+      const next = pending === 0 ? contained(args) : tail.then(() => contained(args));
       pending++;
-      const settled = () => {
+      tail = next.then(() => {
         pending--;
-      };
-      tail = next.then(settled, settled);
+      });
       return next;
     },
   });
+}
+
+/**
+ * The native error of the context's last failed sampling, once: that of the request that asks
+ * right after its generation failed, unless another sequence's sampling failed in between.
+ */
+export function takeSamplingFailure(context: LlamaContext): unknown {
+  const failure = failures.get(context);
+  failures.delete(context);
+  return failure;
 }

@@ -1,7 +1,13 @@
+/** Tokens held at most while each goes on with a character the one before left cut. */
+const MAX_HELD = 32;
+
 /**
  * Turns generated tokens into text as it becomes final. A byte-level token can end
  * in the middle of a UTF-8 character; such tokens are held until the character is
- * complete (at most four bytes), so no replacement character is ever sent.
+ * complete (at most four bytes), so no replacement character is ever sent. A run of
+ * tokens that each complete a character and begin the next (E1 | 80 80 E1 | 80 80 E1…,
+ * which a byte-level vocabulary of multi-byte tokens can write) is held until it ends;
+ * bytes that can never be whole (FF) go out as U+FFFD after four tokens.
  */
 export class TokenTextDecoder {
   private pending: number[] = [];
@@ -12,7 +18,7 @@ export class TokenTextDecoder {
   push(token: number): string {
     this.pending.push(token);
     const text = this.detokenize(this.pending, this.history);
-    if (text.endsWith("\uFFFD") && this.pending.length < 4) return "";
+    if (text.endsWith("\uFFFD") && this.mayComplete(token)) return "";
     this.commit();
     return text;
   }
@@ -25,8 +31,25 @@ export class TokenTextDecoder {
     return text;
   }
 
+  /** Whether the held text's cut character may still be completed by the next token. */
+  private mayComplete(last: number): boolean {
+    if (this.pending.length < 4) return true;
+    if (this.pending.length >= MAX_HELD) return false;
+    // Still a run if the last token completed a character the token before it cut: together
+    // they have fewer replacement characters than apart.
+    const before = this.pending.at(-2)!;
+    const apart = replacements(this.detokenize([before], [])) + replacements(this.detokenize([last], []));
+    return replacements(this.detokenize([before, last], [])) < apart;
+  }
+
   private commit() {
     this.history = [...this.history, ...this.pending].slice(-8);
     this.pending = [];
   }
+}
+
+function replacements(text: string): number {
+  let n = 0;
+  for (const char of text) if (char === "\uFFFD") n++;
+  return n;
 }

@@ -32,6 +32,9 @@ const INFERENCE_ERRORS = {
   unavailable:
     "No worker took the request within `HEARTH_QUEUE_TIMEOUT_MS`, the worker went away, the server is shutting down, " +
     "or Redis or the database is down.",
+  model_error:
+    "Under a grammar (`response_format`, tools), llama.cpp refused a token it had sampled, and the generation " +
+    "stopped; the request was valid, and a retry may succeed.",
 } satisfies Reasons;
 
 /** The request's ID, in every generation answer. */

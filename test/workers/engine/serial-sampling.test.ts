@@ -1,0 +1,136 @@
+/**
+ * A native sampling that fails ends its own sequence's generation with an error, never the
+ * process, and the other sequences of the context go on as if nothing happened.
+ *
+ * The failure is real: llama.cpp's grammar sampler lets a token through its candidate filter and
+ * then refuses it once sampled ("Unexpected empty grammar stack after accepting piece"), with a
+ * byte-level vocabulary where some pieces read as U+0000 (C0 80). node-llama-cpp is driven here
+ * without Hearth's bans (grammar-token-bans.ts), so the failure happens; before serializeSampling
+ * contained it, the rejection went unhandled inside node-llama-cpp's batch loop and the process died.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import {
+  getLlama,
+  type Llama,
+  LlamaGrammarEvaluationState,
+  LlamaLogLevel,
+  type LlamaContext,
+  type LlamaGrammar,
+  type LlamaModel,
+} from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError, errorCodes } from "../../../src/errors.js";
+import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
+import { samplingError } from "../../../src/workers/engine/sampling-error.js";
+import { serializeSampling, takeSamplingFailure } from "../../../src/workers/engine/serial-sampling.js";
+import { wideVocabShape } from "../../helpers/bench-shapes.js";
+
+/** The bench's structured scenario's kind of schema (a list of records), smaller. */
+const SCHEMA = {
+  type: "array",
+  minItems: 20,
+  maxItems: 20,
+  items: {
+    type: "object",
+    properties: { name: { type: "string", maxLength: 24 }, score: { type: "number" }, active: { type: "boolean" } },
+    required: ["name", "score", "active"],
+  },
+} as const;
+const PROMPTS = ["Once upon a time", "The quick brown fox", "JSON: "];
+const FREE_TOKENS = 48;
+const SEEDS = 8;
+
+describe("a failed native sampling", () => {
+  let dir: string;
+  let llama: Llama;
+  let model: LlamaModel;
+  let context: LlamaContext;
+  let grammar: LlamaGrammar;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "hearth-sampling-failure-"));
+    const built = await buildBenchModels(dir, { shape: wideVocabShape, adapters: 0 });
+    llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error, maxThreads: 1 });
+    model = await llama.loadModel({ modelPath: built.baseModel });
+    // A sequence per free prompt and per seed tried: a disposed one comes back only once the batch loop rests.
+    context = await model.createContext({ contextSize: 4096, sequences: PROMPTS.length + SEEDS, threads: 1 });
+    serializeSampling(context);
+    grammar = await llama.createGrammarForJsonSchema(SCHEMA as never);
+  });
+  afterAll(async () => {
+    await context?.dispose();
+    await model?.dispose();
+    await llama?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Greedy text of a prompt on a sequence of its own. */
+  async function free(prompt: string): Promise<number[]> {
+    const sequence = context.getSequence();
+    const tokens: number[] = [];
+    try {
+      for await (const token of sequence.evaluate(model.tokenize(prompt), { temperature: 0 })) {
+        tokens.push(token);
+        if (tokens.length >= FREE_TOKENS) break;
+      }
+    } finally {
+      await sequence.dispose();
+    }
+    return tokens;
+  }
+
+  /** Hot sampling under the schema's grammar until it ends, fails, or writes 600 tokens. */
+  async function constrained(seed: number): Promise<{ tokens: number; error?: unknown }> {
+    const sequence = context.getSequence();
+    const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
+    let tokens = 0;
+    try {
+      const options = { temperature: 1, seed, grammarEvaluationState };
+      for await (const _ of sequence.evaluate(model.tokenize(PROMPTS[0]!), options)) {
+        if (++tokens >= 600) break;
+      }
+      return { tokens };
+    } catch (error) {
+      return { tokens, error };
+    } finally {
+      await sequence.dispose();
+    }
+  }
+
+  it("ends its own generation with an error, and the others of the context generate as alone", async () => {
+    const alone: number[][] = [];
+    for (const prompt of PROMPTS) alone.push(await free(prompt));
+
+    // The constrained sequence tries seeds in turn while the free ones generate beside it.
+    const failing = (async () => {
+      for (let seed = 0; seed < SEEDS; seed++) {
+        const run = await constrained(seed);
+        if (run.error !== undefined) return { seed, ...run, native: takeSamplingFailure(context) };
+      }
+      return undefined;
+    })();
+    const [failure, ...together] = await Promise.all([failing, ...PROMPTS.map((prompt) => free(prompt))]);
+
+    expect(failure, "no seed hit llama.cpp's grammar failure").toBeDefined();
+    expect(String(failure!.error)).toContain("Failed to sample next token");
+    expect(String(failure!.native)).toContain("Unexpected empty grammar stack after accepting piece");
+    expect(together).toEqual(alone);
+
+    // The context still serves: a fresh generation gives the same text again.
+    expect(await free(PROMPTS[1]!)).toEqual(alone[1]);
+
+    // What the request's client gets: a model_error (500, type model_error), not a crash nor an internal error.
+    const error = samplingError(failure!.error, failure!.native, true);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: "model_error", param: null });
+    expect((error as AppError).message).toContain("could not accept");
+    expect((error as AppError).detail).toContain("Unexpected empty grammar stack");
+    expect(errorCodes.model_error).toEqual({ status: 500, type: "model_error" });
+    // Without a grammar the same failure would be Hearth's own (internal); other errors pass through.
+    expect(samplingError(failure!.error, failure!.native, false)).toMatchObject({ code: "internal" });
+    const other = new Error("something else");
+    expect(samplingError(other, undefined, true)).toBe(other);
+  }, 120_000);
+});

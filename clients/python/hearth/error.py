@@ -144,6 +144,7 @@ _by_status: Dict[int, Type[HearthError]] = {
 # The server's error codes and the statuses they stand for (docs/api.md, "Errors").
 _status_by_code: Dict[str, int] = {
     "invalid_request": 400,
+    "context_length_exceeded": 400,
     "unauthorized": 401,
     "forbidden": 403,
     "not_found": 404,

@@ -6,9 +6,7 @@ import {
   type LlamaModel,
   type SequenceEvaluateOptions,
   type Token,
-  type TokenBias,
 } from "node-llama-cpp";
-import { randomInt } from "node:crypto";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
 import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
@@ -16,7 +14,7 @@ import type { SampleHooks } from "./sample-hooks.js";
 import { logitBiases, tokenBiasOf } from "./token-bias.js";
 import { TypicalSampling } from "./typical-sampling.js";
 import { checkTokenIds } from "./vocabulary-check.js";
-import { EXPRESS_PRIORITY, OTHER_PRIORITY, type StepGang } from "./step-gang.js";
+import type { StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
 import { LogprobLedger } from "./logprob-ledger.js";
 import { scorePrompt } from "./prompt-logprobs.js";
@@ -25,6 +23,8 @@ import type { LlamaGrammars } from "./llama-grammars.js";
 import { GrammarTokenBans } from "./grammar-token-bans.js";
 import { withSamplingErrors } from "./sampling-error.js";
 import { takeSamplingFailure } from "./serial-sampling.js";
+import { evaluateOptions } from "./evaluate-options.js";
+import { ToolCallConstraint } from "./tool-call-constraint.js";
 import { TokenTextDecoder } from "./token-text.js";
 import { toolCallGrammar } from "./tool-call-grammar.js";
 
@@ -343,78 +343,4 @@ function probabilitiesOf(step: object): Map<Token, number> {
   const probabilities = (step as { probabilities?: Map<Token, number> }).probabilities;
   if (probabilities === undefined) throw new Error("node-llama-cpp gave no probabilities for a token");
   return probabilities;
-}
-
-function evaluateOptions(
-  request: GenerateRequest,
-  generated: Token[],
-  grammarEvaluationState: LlamaGrammarEvaluationState | undefined,
-  tokenBias: TokenBias | undefined,
-): SequenceEvaluateOptions {
-  const s = request.sampling;
-  const options: SequenceEvaluateOptions = {
-    temperature: s.temperature,
-    evaluationPriority: request.express === true ? EXPRESS_PRIORITY : OTHER_PRIORITY,
-  };
-  // Only tokens the grammar allows are sampled; once it is complete, only the end of generation.
-  if (grammarEvaluationState) options.grammarEvaluationState = grammarEvaluationState;
-  if (tokenBias) options.tokenBias = tokenBias;
-  if (s.temperature > 0) {
-    // Off unless asked for, as documented: node-llama-cpp's own defaults are top_k 40, top_p 0.95.
-    options.topK = s.topK ?? 0;
-    options.topP = s.topP ?? 1;
-    if (s.minP !== undefined) options.minP = s.minP;
-    // Without a seed node-llama-cpp seeds with the current second, the same for every
-    // generation started in it (n choices alike, every client alike): a random one instead.
-    options.seed = s.seed ?? randomInt(2 ** 32);
-  }
-  const penalised =
-    (s.repetitionPenalty !== undefined && s.repetitionPenalty !== 1) ||
-    Boolean(s.presencePenalty) ||
-    Boolean(s.frequencyPenalty);
-  if (penalised) {
-    options.repeatPenalty = {
-      punishTokens: () => generated.slice(-256),
-      maxPunishTokens: 256,
-      penalty: s.repetitionPenalty ?? 1,
-      presencePenalty: s.presencePenalty ?? 0,
-      frequencyPenalty: s.frequencyPenalty ?? 0,
-    };
-  }
-  return options;
-}
-
-/**
- * A tool-call grammar's state through one generation: in force from the first token when
- * there is no trigger, else from the token after the one that completes the trigger in the
- * generated text. It is never lifted: the answer ends with its calls.
- */
-class ToolCallConstraint {
-  private active: LlamaGrammarEvaluationState | undefined;
-  private text = "";
-
-  constructor(
-    private readonly model: LlamaModel,
-    private readonly grammar: LlamaGrammar,
-    private readonly trigger: string | undefined,
-  ) {
-    if (trigger === undefined) this.active = this.start();
-  }
-
-  /** The state to sample the next token with (none while the model writes text). */
-  state(): LlamaGrammarEvaluationState | undefined {
-    return this.active;
-  }
-
-  /** Text the model generated, in order. */
-  see(text: string): void {
-    if (this.active || this.trigger === undefined) return;
-    // Only the tail that could hold the trigger is kept.
-    this.text = (this.text + text).slice(-(this.trigger.length + text.length));
-    if (this.text.includes(this.trigger)) this.active = this.start();
-  }
-
-  private start(): LlamaGrammarEvaluationState {
-    return new LlamaGrammarEvaluationState({ model: this.model, grammar: this.grammar });
-  }
 }

@@ -1,4 +1,5 @@
 import type { OutputConstraint } from "../../domain/generation.js";
+import { checkGbnf, type GbnfCheck } from "../../domain/gbnf/check-gbnf.js";
 import { checkJsonSchema } from "../../domain/json-schema-subset.js";
 import { MAX_SCHEMA_CHARS } from "../../domain/sampling-limits.js";
 import { AppError } from "../../errors.js";
@@ -11,8 +12,8 @@ const ANY_OBJECT = { type: "object", additionalProperties: true };
 
 /**
  * OpenAI's response_format → the constraint the engine enforces. A schema outside the subset
- * Hearth can enforce is a 400 naming the keyword; a GBNF grammar is parsed by the worker, which
- * refuses one that does not parse the same way.
+ * Hearth can enforce is a 400 naming the keyword; a GBNF grammar that does not parse, or is too
+ * ambiguous to run in bounded time, is a 400 saying why (checkGbnf; the worker checks again).
  */
 export function toConstraint(format: ResponseFormat, stop: readonly string[]): OutputConstraint | undefined {
   if (!format || format.type === "text") return undefined;
@@ -23,7 +24,11 @@ export function toConstraint(format: ResponseFormat, stop: readonly string[]): O
       { param: "stop" },
     );
   }
-  if (format.type === "grammar") return { type: "gbnf", grammar: format.grammar };
+  if (format.type === "grammar") {
+    const check = gbnfVerdict(format.grammar);
+    if (!check.ok) throw new AppError("invalid_request", check.reason, { param: "response_format" });
+    return { type: "gbnf", grammar: format.grammar };
+  }
   if (format.type === "json_object") return { type: "json_schema", schema: ANY_OBJECT };
   const schema = format.json_schema.schema ?? {};
   if (JSON.stringify(schema).length > MAX_SCHEMA_CHARS) {
@@ -40,4 +45,21 @@ export function toConstraint(format: ResponseFormat, stop: readonly string[]): O
     );
   }
   return { type: "json_schema", schema };
+}
+
+/** The last verdicts on grammars: a client sends the same grammar again and again. */
+const GBNF_VERDICTS = 64;
+const gbnfVerdicts = new Map<string, GbnfCheck>();
+
+function gbnfVerdict(grammar: string): GbnfCheck {
+  const known = gbnfVerdicts.get(grammar);
+  if (known) {
+    gbnfVerdicts.delete(grammar);
+    gbnfVerdicts.set(grammar, known);
+    return known;
+  }
+  const verdict = checkGbnf(grammar);
+  gbnfVerdicts.set(grammar, verdict);
+  if (gbnfVerdicts.size > GBNF_VERDICTS) gbnfVerdicts.delete(gbnfVerdicts.keys().next().value!);
+  return verdict;
 }

@@ -1,4 +1,5 @@
 import type { Llama, LlamaGrammar } from "node-llama-cpp";
+import { checkGbnf } from "../../domain/gbnf/check-gbnf.js";
 import { checkJsonSchema, INTEGER_DIGITS } from "../../domain/json-schema-subset.js";
 import type { OutputConstraint } from "../../domain/generation.js";
 import { AppError } from "../../errors.js";
@@ -36,6 +37,9 @@ export class LlamaGrammars {
   }
 
   private async compileGbnf(grammar: string): Promise<LlamaGrammar> {
+    // The API refused it already; a job from elsewhere must not reach llama.cpp unchecked.
+    const check = checkGbnf(grammar);
+    if (!check.ok) throw new AppError("invalid_request", check.reason, { param: "response_format" });
     try {
       return await this.llama.createGrammar({ grammar });
     } catch (cause) {

@@ -232,6 +232,12 @@ describe("structured output through the OpenAI SDK", () => {
     const badGrammar = await refusal({ response_format: { type: "grammar", grammar: "root ::= missing-rule" } });
     expect(badGrammar.param).toBe("response_format");
     expect(badGrammar.message).toMatch(/does not parse/);
+    // llama.cpp would spend seconds, then minutes, on each token of this one (docs/security.md, "Grammars").
+    const ambiguous = await refusal({
+      response_format: { type: "grammar", grammar: 'root ::= (("a"{0,30}){0,30}){0,30}' },
+    });
+    expect(ambiguous.param).toBe("response_format");
+    expect(ambiguous.message).toMatch(/too ambiguous/);
     const unknownType = await refusal({ response_format: { type: "xml" } });
     expect(unknownType.param).toBe("response_format.type");
     const withStop = await refusal({ response_format: { type: "json_object" }, stop: ["}"] });

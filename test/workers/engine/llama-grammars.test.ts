@@ -79,7 +79,8 @@ describe("output constraints in LlamaEngine", () => {
   });
 
   it("refuses a grammar that does not parse, or a schema outside the subset, as a 400 naming response_format", async () => {
-    for (const grammar of ["root ::= undefined-rule", 'root ::= "open', 'root ::= root "a"']) {
+    const ambiguous = 'root ::= r\nr ::= "a" r "b" | "a" r "c" | "a" r "d" | "x"';
+    for (const grammar of ["root ::= undefined-rule", 'root ::= "open', 'root ::= root "a"', ambiguous]) {
       await expect(run(sampling({ type: "gbnf", grammar }))).rejects.toMatchObject({
         code: "invalid_request",
         param: "response_format",

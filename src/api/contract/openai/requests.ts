@@ -141,7 +141,7 @@ const sampling = {
         "`text` (default); `json_object`: a JSON object; `json_schema`: a JSON value valid against " +
         "`json_schema.schema`, within the supported subset (docs/api.md; a keyword outside it is a 400 naming it; " +
         "`strict` is accepted, and the schema is always enforced); `grammar`: text in llama.cpp's GBNF, root rule " +
-        "`root`. Enforced by a grammar while sampling; `stop` may not be combined with them.",
+        "`root` (a grammar too ambiguous to run in bounded time is a 400). Enforced by a grammar while sampling; `stop` may not be combined with them.",
     }),
 };
 

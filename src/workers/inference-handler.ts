@@ -3,6 +3,7 @@ import { parseModelName } from "../domain/model-name.js";
 import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../jobs/jobs.js";
 import { embeddingEvents, type FinishReason, type StreamEvent } from "../requests/stream.js";
 import type {
+  EchoedPrompt,
   EngineContext,
   EngineModel,
   GenerateRequest,
@@ -62,7 +63,6 @@ export async function runInference(
           stop: [] as string[],
         }))
       : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model), payload.tools?.tools)];
-  const echo = payload.kind === "completion" && payload.echo === true;
   const tools = payload.kind === "chat" ? payload.tools : undefined;
 
   // One failing choice stops its siblings.
@@ -84,14 +84,12 @@ export async function runInference(
       };
       const token = (text: string, logprobs?: TokenLogprob[]) =>
         emit(logprobs ? { type: "token", index, text, logprobs } : { type: "token", index, text });
-      // The API takes echo with text prompts only.
-      const text = payload.kind === "completion" ? payload.prompts[g] : undefined;
-      const prompt = echo && typeof text === "string" ? text : undefined;
+      const echo = payload.kind === "completion" && payload.echo === true ? payload.prompts[g] : undefined;
       // With tools the API refuses logprobs: a call's tokens have no place in the text's logprobs.
       const run =
         tools && format
           ? generateWithTools(target.context, request, c, local.signal, format, index, emit)
-          : generateChoice(target.context, request, c, local.signal, token, prompt);
+          : generateChoice(target.context, request, c, local.signal, token, echo);
       runs.push(
         run.catch((error: unknown) => {
           stopAll();
@@ -138,9 +136,10 @@ async function generateWithTools(
 type ToolCallsResult = Omit<GenerateResult, "finishReason"> & { finishReason: "tool_calls" };
 
 /**
- * Generates one choice. With `echo` (the prompt's text), the choice's text starts with it: at
- * once, or with logprobs once the prompt's tokens are scored, and the generated tokens' offsets
- * then count from the prompt's end.
+ * Generates one choice. With `echo` (the prompt as the request gave it), the choice's text starts
+ * with the prompt as the model read it: a text prompt read whole as it was given, else the model's
+ * own text of the tokens it read (token IDs detokenized, a truncated prompt's kept part); with
+ * logprobs, its tokens come first too, and the generated tokens' offsets count from its end.
  */
 function generateChoice(
   context: EngineContext,
@@ -148,21 +147,24 @@ function generateChoice(
   choice: number,
   signal: AbortSignal,
   onText: OnText,
-  echo?: string,
+  echo?: string | readonly number[],
 ): Promise<GenerateResult> {
   // Choices of one request differ by seed; with a seed given they stay reproducible.
   const { sampling } = request;
   const seeded = sampling.seed === undefined ? sampling : { ...sampling, seed: (sampling.seed + choice) % 2 ** 32 };
   if (echo === undefined) return context.generate({ ...request, sampling: seeded }, signal, onText);
-  if (request.logprobs === undefined && echo) onText(echo);
-  const shift = codePoints(echo);
+  let shift = 0;
+  const echoed = (prompt: EchoedPrompt) => {
+    const text = typeof echo === "string" && !prompt.truncated ? echo : prompt.text;
+    shift = codePoints(text);
+    if (text || prompt.logprobs?.length) onText(text, prompt.logprobs);
+  };
   const shifted: OnText = (text, logprobs) =>
     onText(
       text,
       logprobs?.map((l) => ({ ...l, offset: l.offset + shift })),
     );
-  const promptLogprobs = request.logprobs === undefined ? undefined : (prompt: TokenLogprob[]) => onText(echo, prompt);
-  return context.generate({ ...request, sampling: seeded, promptLogprobs }, signal, shifted);
+  return context.generate({ ...request, sampling: seeded, echo: echoed }, signal, shifted);
 }
 
 /** Like Promise.all, but waits for every run to end before rethrowing the first failure. */

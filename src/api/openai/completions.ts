@@ -27,13 +27,6 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const sampling = toSampling(req, maxTokens);
     const prompts = req.prompt;
     const n = req.n ?? 1;
-    if (req.echo && (prompts.some((p) => typeof p !== "string") || sampling.onContextOverflow === "truncate")) {
-      throw new AppError(
-        "invalid_request",
-        "echo needs prompts as text, read whole: not token IDs, nor context_length_exceeded_behavior truncate.",
-        { param: "echo" },
-      );
-    }
     if (prompts.length * n > MAX_CHOICES) {
       throw new AppError(
         "invalid_request",

@@ -156,10 +156,27 @@ export interface GenerateRequest {
    */
   logprobs?: number;
   /**
-   * With `logprobs`: the prompt's tokens are scored too, and given here before any generated text
-   * (offsets in the prompt's text; the first has a null logprob, nothing being before it).
+   * Echo: called once, before any generated text, with the prompt as the model read it (with
+   * `logprobs`, its tokens scored too). Not called for a request cancelled before it started.
    */
-  promptLogprobs?: (logprobs: TokenLogprob[]) => void;
+  echo?: (prompt: EchoedPrompt) => void;
+}
+
+/** The prompt as the model read it: what an echo shows. */
+export interface EchoedPrompt {
+  /**
+   * The text of the prompt's tokens that were read, in the model's own detokenization (a special
+   * token, such as a BOS, adds no text); a BOS token the engine put in front is not part of it.
+   */
+  text: string;
+  /** Whether the prompt's beginning was cut to fit the context (onContextOverflow "truncate"). */
+  truncated: boolean;
+  /**
+   * With `logprobs`: those same tokens, exactly, each with its log probability given the ones
+   * before it (offsets in `text`). The first has a null logprob when nothing was read before it;
+   * after a BOS the engine put in front, it has the probability the model gives it there.
+   */
+  logprobs?: TokenLogprob[];
 }
 
 /**

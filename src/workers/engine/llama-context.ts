@@ -17,7 +17,7 @@ import { checkTokenIds } from "./vocabulary-check.js";
 import type { StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
 import { LogprobLedger } from "./logprob-ledger.js";
-import { scorePrompt } from "./prompt-logprobs.js";
+import { echoPrompt, type ReadPrompt } from "./prompt-echo.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
 import { GrammarTokenBans } from "./grammar-token-bans.js";
@@ -82,7 +82,9 @@ export class LlamaEngineContext implements EngineContext {
       this.vocabularySize,
       "logit_bias",
     );
-    const prompt = this.fitted(this.promptTokens(request.promptTokens), request.sampling);
+    const given = this.promptTokens(request.promptTokens);
+    const prompt = this.fitted(given, request.sampling);
+    const read = { from: given.length - request.promptTokens.length, truncated: prompt.length < given.length };
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
     if (available <= 0 || maxTokens > available) {
@@ -109,7 +111,7 @@ export class LlamaEngineContext implements EngineContext {
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, maxTokens, request, { grammar, calls, bans }, signal, onText);
+      return await this.run(sequence, prompt, read, maxTokens, request, { grammar, calls, bans }, signal, onText);
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
@@ -120,6 +122,7 @@ export class LlamaEngineContext implements EngineContext {
   private async run(
     sequence: LlamaContextSequence,
     prompt: Token[],
+    read: ReadPrompt,
     maxTokens: number,
     request: GenerateRequest,
     { grammar, calls, bans }: Constraints,
@@ -157,12 +160,8 @@ export class LlamaEngineContext implements EngineContext {
     bans?.applyTo(sequence, generated);
     let input = prompt;
     try {
-      if (top !== undefined && request.promptLogprobs && !signal.aborted) {
-        const reported = prompt.length - request.promptTokens.length;
-        const scored = await scorePrompt(sequence, prompt, reported, request, this.tokenLogprobs, this.decoder());
-        request.promptLogprobs(scored);
-        // The prompt but its last token is in the sequence now: generation goes on from there.
-        input = prompt.slice(-1);
+      if (request.echo && !signal.aborted) {
+        input = await echoPrompt(sequence, prompt, read, request, this.tokenLogprobs, this.decoder());
       }
       if (signal.aborted) finishReason = "cancelled";
       else {

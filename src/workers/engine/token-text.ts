@@ -23,6 +23,13 @@ export class TokenTextDecoder {
     return text;
   }
 
+  /** The text of `tokens` all at once: what pushing each of them and flushing gives. */
+  text(tokens: readonly number[]): string {
+    let text = "";
+    for (const token of tokens) text += this.push(token);
+    return text + this.flush();
+  }
+
   /** Whatever is still held at the end of generation. */
   flush(): string {
     if (this.pending.length === 0) return "";

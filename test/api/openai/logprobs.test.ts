@@ -104,67 +104,6 @@ describe("logprobs through the OpenAI SDK", () => {
     });
   });
 
-  it("completions with echo: the prompt's text and tokens first, the first with a null logprob", async () => {
-    const prompt = "Sparks fly";
-    const r = await client.completions.create({
-      model: MODEL,
-      prompt,
-      max_tokens: 6,
-      temperature: 0.6,
-      top_k: 2,
-      seed: 9,
-      echo: true,
-      logprobs: 1,
-    } as OpenAI.CompletionCreateParamsNonStreaming);
-    const choice = r.choices[0]!;
-    expect(choice.text.startsWith(prompt)).toBe(true);
-    expect(choice.text).toHaveLength(prompt.length + 6);
-    const lp = choice.logprobs!;
-    expect(lp.tokens!.join("")).toBe(choice.text);
-    expect(lp.text_offset).toEqual(lp.tokens!.map((_, i) => i));
-    expect(lp.token_logprobs![0]).toBeNull();
-    expect(lp.top_logprobs![0]).toBeNull();
-    const prev = previous("", lp.tokens!).map((p, i) => (i === 0 ? Number.NaN : p));
-    lp.tokens!.slice(1).forEach((token, j) => {
-      const i = j + 1;
-      const top = Object.entries(lp.top_logprobs![i]!).map(([t, logprob]) => ({ token: t, logprob }));
-      const expected = oracleLogprobs(prev[i]!, 0.6);
-      const best = top.sort((a, b) => b.logprob - a.logprob);
-      // Its top 1 and, if it was not that, the sampled token.
-      expect(best.length).toBe(tokenId(token) === tokenId(best[0]!.token) ? 1 : 2);
-      expectOracleMatch({ token, logprob: lp.token_logprobs![i]! }, best.slice(0, 1), expected, 1);
-    });
-    // The echo alone, without logprobs.
-    const plain = await client.completions.create({ model: MODEL, prompt, max_tokens: 4, temperature: 0, echo: true });
-    expect(plain.choices[0]!.text).toBe(prompt + greedyText(prompt, 4));
-    expect(plain.choices[0]!.logprobs).toBeNull();
-  });
-
-  it("completions, streamed with echo and logprobs: the same tokens as unstreamed", async () => {
-    const ask = { model: MODEL, prompt: "Ash and ", max_tokens: 12, temperature: 0, echo: true, logprobs: 2 };
-    const whole = await client.completions.create(ask);
-    const stream = await client.completions.create({ ...ask, stream: true });
-    let text = "";
-    const tokens: string[] = [];
-    const offsets: number[] = [];
-    const logprobs: (number | null)[] = [];
-    for await (const chunk of stream) {
-      const choice = chunk.choices[0];
-      if (!choice || choice.finish_reason !== null) continue;
-      text += choice.text;
-      expect(choice.logprobs!.tokens!.join("")).toBe(choice.text);
-      tokens.push(...choice.logprobs!.tokens!);
-      offsets.push(...choice.logprobs!.text_offset!);
-      logprobs.push(...(choice.logprobs!.token_logprobs! as (number | null)[]));
-    }
-    const lp = whole.choices[0]!.logprobs!;
-    expect(text).toBe(whole.choices[0]!.text);
-    expect(text.startsWith("Ash and ")).toBe(true);
-    expect(tokens).toEqual(lp.tokens);
-    expect(offsets).toEqual(lp.text_offset);
-    expect(logprobs).toEqual(lp.token_logprobs);
-  });
-
   it("refuses out-of-range values and top_logprobs without logprobs, naming the field", async () => {
     const refused = async (call: Promise<unknown>, param: string) => {
       const error = await call.catch((e: unknown) => e);

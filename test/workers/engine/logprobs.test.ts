@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sampling } from "../../../src/domain/generation.js";
 import type { LogprobToken, TokenLogprob } from "../../../src/domain/logprobs.js";
 import { END_OF_TEXT } from "../../../src/models/factory/bigram.js";
-import type { EngineContext, EngineModel, GenerateRequest } from "../../../src/workers/engine/engine.js";
+import type { EchoedPrompt, EngineContext, EngineModel, GenerateRequest } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
 import { expectOracleMatch, logprobsOf, oracleLogits, oracleLogprobs, tokenId } from "../../helpers/logprob-oracle.js";
 import { greedyText } from "../../helpers/oracle.js";
@@ -41,27 +41,28 @@ describe("logprobs against the bigram oracle", () => {
 
   const sampling = (extra: Partial<Sampling>): Sampling => ({ maxTokens: 24, temperature: 0, stop: [], ...extra });
 
+  /** Generates after `prompt` (text, or token IDs); with `echo`, `echoed` is the prompt as read. */
   async function run(
-    prompt: string,
-    { scorePrompt, ...request }: Partial<GenerateRequest> & { sampling: Sampling; scorePrompt?: boolean },
+    prompt: string | number[],
+    { echo, ...request }: Omit<Partial<GenerateRequest>, "echo"> & { sampling: Sampling; echo?: boolean },
   ) {
     let text = "";
     const logprobs: TokenLogprob[] = [];
-    let prompted: TokenLogprob[] | undefined;
-    const promptLogprobs = scorePrompt
-      ? (p: TokenLogprob[]) => {
-          prompted = p;
-        }
-      : undefined;
+    let echoed: EchoedPrompt | undefined;
     const result = await context.generate(
-      { promptTokens: tiny.tokenize(prompt), ...request, promptLogprobs },
+      {
+        promptTokens: typeof prompt === "string" ? tiny.tokenize(prompt) : prompt,
+        ...request,
+        ...(echo ? { echo: (p: EchoedPrompt) => (echoed = p) } : {}),
+      },
       new AbortController().signal,
       (t, l) => {
+        expect(echoed === undefined, "the echo comes before any text").toBe(!echo);
         text += t;
         if (l) logprobs.push(...l);
       },
     );
-    return { text, logprobs, prompted, ...result };
+    return { text, logprobs, echoed, prompted: echoed?.logprobs, ...result };
   }
 
   /** The bytes before each generated token: the prompt's last, then the generated ones. */
@@ -132,7 +133,7 @@ describe("logprobs against the bigram oracle", () => {
     const r = await run(prompt, {
       sampling: sampling({ temperature: 0.5, maxTokens: 8 }),
       logprobs: 2,
-      scorePrompt: true,
+      echo: true,
     });
     const bytes = [...new TextEncoder().encode(prompt)];
     expect(r.prompted!.map((e) => e.token).join("")).toBe(prompt);
@@ -146,11 +147,42 @@ describe("logprobs against the bigram oracle", () => {
     const prev = previous(prompt, r.logprobs);
     r.logprobs.forEach((entry, i) => expectMatchesOracle(entry, oracleLogprobs(prev[i]!, 0.5), 2));
     expect(r.promptTokens).toBe(bytes.length);
+    expect(r.echoed).toMatchObject({ text: prompt, truncated: false });
+  });
+
+  it("echoes token IDs as the model's text of them, exactly those tokens scored", async () => {
+    // "Hé!" in bytes, the é cut across two byte tokens; then <|endoftext|>, which has no text.
+    const ids = [0x48, 0xc3, 0xa9, 0x21, END_OF_TEXT, 0x6f];
+    const plain = await run(ids, { sampling: sampling({ maxTokens: 3 }), echo: true });
+    expect(plain.echoed).toEqual({ text: "Hé!o", truncated: false });
+    expect(plain.text).toBe(greedyText("o", 3));
+    const r = await run(ids, { sampling: sampling({ maxTokens: 3 }), logprobs: 1, echo: true });
+    expect(r.echoed!.text).toBe("Hé!o");
+    expect(r.prompted!.map(idOf)).toEqual(ids);
+    expect(r.prompted!.map((e) => e.offset)).toEqual([0, 1, 1, 2, 3, 3]);
+    expect(r.prompted![0]!.logprob).toBeNull();
+    r.prompted!.slice(1).forEach((entry, i) => expectMatchesOracle(entry, oracleLogprobs(ids[i]!, 1), 1));
+  });
+
+  it("echoes what the model read of a truncated prompt: its kept end, the first kept token unscored", async () => {
+    const prompt = `${"The hearth burns. ".repeat(20)}Ash`;
+    const overflow = { maxTokens: 6, onContextOverflow: "truncate" as const };
+    const r = await run(prompt, { sampling: sampling(overflow), logprobs: 0, echo: true });
+    const kept = [...new TextEncoder().encode(prompt)].slice(-(256 - 6));
+    expect(r.promptTokens).toBe(kept.length);
+    expect(r.echoed!.truncated).toBe(true);
+    expect(r.echoed!.text).toBe(prompt.slice(-kept.length));
+    expect(r.prompted!.map(idOf)).toEqual(kept);
+    expect(r.prompted![0]!.logprob).toBeNull();
+    r.prompted!.slice(1).forEach((entry, i) => expectMatchesOracle(entry, oracleLogprobs(kept[i]!, 1), 0));
+    expect(r.text).toBe(greedyText(prompt, 6));
+    const plain = await run(prompt, { sampling: sampling(overflow), echo: true });
+    expect(plain.echoed).toEqual({ text: prompt.slice(-kept.length), truncated: true });
   });
 
   it("gives a byte that is part of a character its raw byte and an escaped text", async () => {
     const prompt = "café!";
-    const r = await run(prompt, { sampling: sampling({ maxTokens: 2 }), logprobs: 1, scorePrompt: true });
+    const r = await run(prompt, { sampling: sampling({ maxTokens: 2 }), logprobs: 1, echo: true });
     const e = r.prompted!.slice(3, 5);
     expect(e.map((x) => ({ token: x.token, bytes: x.bytes, offset: x.offset }))).toEqual([
       { token: "\\xc3", bytes: [0xc3], offset: 3 },

@@ -190,10 +190,14 @@ export const completionRequestSchema = withPolicy("completions", {
         "the sampled token is always in `top_logprobs`, so up to logprobs + 1 entries). The probabilities are the model's " +
         "after temperature and penalties, before top_k, top_p and min_p (at temperature 0, at temperature 1): docs/api.md. Default none.",
     }),
-  echo: z.boolean().nullish().openapi({
-    description:
-      "Each choice's text starts with its prompt; with `logprobs`, so do its tokens (the first prompt token's logprob is null). Default false.",
-  }),
+  echo: z
+    .boolean()
+    .nullish()
+    .openapi({
+      description:
+        "Each choice's text starts with its prompt as the model read it (token IDs as the model's text of them; with truncate, the part kept); " +
+        "with `logprobs`, so do its tokens (the first prompt token's logprob is null). Default false.",
+    }),
 }).openapi("CompletionRequest");
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 

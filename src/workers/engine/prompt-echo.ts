@@ -13,22 +13,52 @@ import type { TokenTextDecoder } from "./token-text.js";
  */
 const SCORED_PER_BATCH = 64;
 
+/** What the engine read of a request's prompt. */
+export interface ReadPrompt {
+  /** Where the request's own tokens start in what was read (after a BOS the engine put in front). */
+  from: number;
+  /** Whether the prompt's beginning was cut to fit the context. */
+  truncated: boolean;
+}
+
+/**
+ * Gives `request.echo` the prompt as the model read it (`prompt`, fitted to the context): the
+ * text of its tokens from `read.from` on and, with logprobs, those tokens scored. Returns the
+ * tokens generation goes on from: the whole prompt, or after scoring only its last token (the
+ * rest is in the sequence then).
+ */
+export async function echoPrompt(
+  sequence: LlamaContextSequence,
+  prompt: Token[],
+  read: ReadPrompt,
+  request: GenerateRequest,
+  tokens: TokenLogprobs,
+  decoder: TokenTextDecoder,
+): Promise<Token[]> {
+  if (request.logprobs === undefined) {
+    request.echo?.({ text: decoder.text(prompt.slice(read.from)), truncated: read.truncated });
+    return prompt;
+  }
+  const scored = await scorePrompt(sequence, prompt, read.from, request, tokens, decoder);
+  request.echo?.({ ...scored, truncated: read.truncated });
+  return prompt.slice(-1);
+}
+
 /**
  * Decodes all of `prompt` but its last token into the sequence, with the distribution after
- * each position, and returns the log probability of every prompt token from `from` on given
- * the ones before it (the first token has none: its logprob is null). The distribution is the
- * request's temperature with no truncation (temperature 1 for greedy requests), and no
- * penalties: Hearth penalises generated tokens only. Generation then goes on from the last
- * prompt token. `from` skips the BOS token the engine put in front (it has no text).
+ * each position, and returns the text of the prompt's tokens from `from` on and their log
+ * probabilities given the ones before them (the first token has none: its logprob is null).
+ * The distribution is the request's temperature with no truncation (temperature 1 for greedy
+ * requests), and no penalties: Hearth penalises generated tokens only.
  */
-export async function scorePrompt(
+async function scorePrompt(
   sequence: LlamaContextSequence,
   prompt: readonly Token[],
   from: number,
   request: GenerateRequest,
   tokens: TokenLogprobs,
   decoder: TokenTextDecoder,
-): Promise<TokenLogprob[]> {
+): Promise<{ text: string; logprobs: TokenLogprob[] }> {
   const top = request.logprobs ?? 0;
   const options = { temperature: request.sampling.temperature, topK: 0, topP: 1 };
   const evaluationPriority = request.express === true ? EXPRESS_PRIORITY : OTHER_PRIORITY;
@@ -59,5 +89,5 @@ export async function scorePrompt(
   }
   decoded(decoder.flush());
   // The prompt's text is all "sent" (it is echoed whole): every token comes out, with its offset.
-  return [...ledger.sent(text), ...ledger.finish()];
+  return { text, logprobs: [...ledger.sent(text), ...ledger.finish()] };
 }

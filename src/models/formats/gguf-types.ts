@@ -73,6 +73,9 @@ export const fixedScalarSize: Record<Exclude<GgufScalarType, "string">, number> 
   float64: 8,
 };
 
+/** llama.cpp's token types, the values of `tokenizer.ggml.token_type`. */
+export const tokenType = { normal: 1, unknown: 2, control: 3, userDefined: 4, unused: 5, byte: 6 } as const;
+
 /** Shorthand constructors for metadata values, so call sites read like a table. */
 export const gguf = {
   u8: (value: number): GgufValue => ({ type: "uint8", value }),

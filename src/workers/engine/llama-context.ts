@@ -134,7 +134,7 @@ export class LlamaEngineContext implements EngineContext {
     // next turn's marker) could occur inside a JSON string and cut it.
     const stops = new StopMatcher([...request.sampling.stop, ...(grammar ? [] : (request.extraStop ?? []))]);
     const grammarState = grammar ? new LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
-    const decoder = this.decoder();
+    const decoder = this.decoder(prompt);
     const generated: Token[] = [];
     let finishReason: GenerateResult["finishReason"] = "stop";
     let stopped = false;
@@ -200,8 +200,12 @@ export class LlamaEngineContext implements EngineContext {
     return { finishReason, promptTokens: prompt.length, completionTokens: generated.length };
   }
 
-  private decoder(): TokenTextDecoder {
-    return new TokenTextDecoder((tokens, last) => this.model.detokenize(tokens as Token[], false, last as Token[]));
+  /** A decoder of the text that goes on after `after`. */
+  private decoder(after: readonly Token[] = []): TokenTextDecoder {
+    return new TokenTextDecoder(
+      (tokens, last) => this.model.detokenize(tokens as Token[], false, last as Token[]),
+      after,
+    );
   }
 
   /** The grammar of the request's tool calls: in force from the start, or once the model writes the trigger. */

@@ -17,14 +17,20 @@ const SPM_BYTE = /^<0x([0-9A-Fa-f]{2})>$/;
  * (a byte-level token): its text is then not whole characters, and its bytes come from the
  * model's vocabulary, which spells them GPT-2's way (byte-level BPE) or as `<0xNN>`
  * (SentencePiece's byte fallback); another kind of vocabulary gives null bytes for such a token.
+ * A token's text is read after another token's, as it stands within a text: SentencePiece's
+ * detokenizer drops the leading space of a text's first piece (`▁the` alone reads "the").
  */
 export class TokenLogprobs {
   private readonly pieces = new Map<number, Piece>();
   private readonly vocabulary: readonly string[] | undefined;
   private readonly spelling: string | undefined;
   private byteOfChar: Map<string, number> | undefined;
+  /** The token (the BOS, else the EOS) each token is detokenized after; its own text is then taken off. */
+  private readonly before: Token[];
 
   constructor(private readonly model: LlamaModel) {
+    const anchor = model.tokens.bos ?? model.tokens.eos;
+    this.before = anchor === null ? [] : [anchor];
     const tokenizer = model.fileInfo.metadata?.tokenizer?.ggml;
     this.vocabulary = Array.isArray(tokenizer?.tokens) ? (tokenizer.tokens as string[]) : undefined;
     this.spelling = typeof tokenizer?.model === "string" ? tokenizer.model : undefined;
@@ -50,7 +56,7 @@ export class TokenLogprobs {
   }
 
   private read(token: number): Piece {
-    const text = this.model.detokenize([token as Token], true);
+    const text = this.model.detokenize([token as Token], true, this.before);
     if (!text.includes("\uFFFD")) return { token: text, bytes: [...utf8.encode(text)] };
     const bytes = this.vocabularyBytes(token);
     return bytes === null ? { token: text, bytes: null } : { token: escapeBytes(bytes), bytes };

@@ -1,5 +1,7 @@
 /** Tokens held at most while each goes on with a character the one before left cut. */
 const MAX_HELD = 32;
+/** Tokens before the held ones that their text is read after. */
+const HISTORY = 8;
 
 /**
  * Turns generated tokens into text as it becomes final. A byte-level token can end
@@ -8,12 +10,20 @@ const MAX_HELD = 32;
  * tokens that each complete a character and begin the next (E1 | 80 80 E1 | 80 80 E1…,
  * which a byte-level vocabulary of multi-byte tokens can write) is held until it ends;
  * bytes that can never be whole (FF) go out as U+FFFD after four tokens.
+ *
+ * Tokens are read after the ones before them (`after` first: a generation's prompt), as the
+ * text goes on: SentencePiece's detokenizer drops the leading space of a text's first piece only.
  */
 export class TokenTextDecoder {
   private pending: number[] = [];
-  private history: number[] = [];
+  private history: number[];
 
-  constructor(private readonly detokenize: (tokens: readonly number[], lastTokens: readonly number[]) => string) {}
+  constructor(
+    private readonly detokenize: (tokens: readonly number[], lastTokens: readonly number[]) => string,
+    after: readonly number[] = [],
+  ) {
+    this.history = after.slice(-HISTORY);
+  }
 
   push(token: number): string {
     this.pending.push(token);
@@ -50,7 +60,7 @@ export class TokenTextDecoder {
   }
 
   private commit() {
-    this.history = [...this.history, ...this.pending].slice(-8);
+    this.history = [...this.history, ...this.pending].slice(-HISTORY);
     this.pending = [];
   }
 }

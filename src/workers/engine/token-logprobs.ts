@@ -1,12 +1,11 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { logprobOf, type LogprobToken, type TokenLogprob } from "../../domain/logprobs.js";
-import { gpt2ByteChars } from "../../models/formats/gpt2-bytes.js";
+import { spelledBytes } from "../../models/formats/spelled-bytes.js";
 
 type Piece = Omit<LogprobToken, "logprob">;
 
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-const SPM_BYTE = /^<0x([0-9A-Fa-f]{2})>$/;
 
 /**
  * A model's tokens as logprobs show them: each token's text and bytes (worked out once per
@@ -24,7 +23,6 @@ export class TokenLogprobs {
   private readonly pieces = new Map<number, Piece>();
   private readonly vocabulary: readonly string[] | undefined;
   private readonly spelling: string | undefined;
-  private byteOfChar: Map<string, number> | undefined;
   /** The token (the BOS, else the EOS) each token is detokenized after; its own text is then taken off. */
   private readonly before: Token[];
 
@@ -58,23 +56,9 @@ export class TokenLogprobs {
   private read(token: number): Piece {
     const text = this.model.detokenize([token as Token], true, this.before);
     if (!text.includes("\uFFFD")) return { token: text, bytes: [...utf8.encode(text)] };
-    const bytes = this.vocabularyBytes(token);
-    return bytes === null ? { token: text, bytes: null } : { token: escapeBytes(bytes), bytes };
-  }
-
-  private vocabularyBytes(token: number): number[] | null {
     const spelled = this.vocabulary?.[token];
-    if (spelled === undefined) return null;
-    if (this.spelling === "gpt2") {
-      this.byteOfChar ??= new Map(gpt2ByteChars.map((char, byte) => [char, byte]));
-      const bytes = [...spelled].map((char) => this.byteOfChar!.get(char));
-      return bytes.every((b) => b !== undefined) ? (bytes as number[]) : null;
-    }
-    if (this.spelling === "llama") {
-      const byte = SPM_BYTE.exec(spelled);
-      return byte ? [Number.parseInt(byte[1]!, 16)] : [...utf8.encode(spelled.replaceAll("\u2581", " "))];
-    }
-    return null;
+    const bytes = spelled === undefined ? null : spelledBytes(spelled, this.spelling);
+    return bytes === null ? { token: text, bytes: null } : { token: escapeBytes(bytes), bytes };
   }
 }
 

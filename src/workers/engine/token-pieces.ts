@@ -1,5 +1,5 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
-import { gpt2ByteChars } from "../../models/formats/gpt2-bytes.js";
+import { spelledBytes } from "../../models/formats/spelled-bytes.js";
 
 /** Lead bytes whose second byte is narrower than 80–BF (UTF-8's table of well-formed sequences). */
 export const NARROW_SECOND_BYTE: ReadonlyMap<number, readonly [number, number]> = new Map([
@@ -63,15 +63,13 @@ function characterLength(lead: number): number {
  * JavaScript string, which stands for each byte that is not UTF-8 with U+FFFD. A piece whose
  * string has none is that string's UTF-8 (less a space that llama.cpp drops before punctuation
  * in a GPT-2 vocabulary's text, which changes nothing of its shape); for the others the bytes are read from the
- * vocabulary (a byte-level BPE token's GPT-2 characters, a SentencePiece byte token's <0xNN>)
- * and kept only when they decode to the same string. Control tokens (whose text llama.cpp's
+ * vocabulary's spelling (spelled-bytes.ts) and kept only when they decode to the same string. Control tokens (whose text llama.cpp's
  * grammar reads but Hearth does not write) and pieces whose bytes stay unknown have none.
  */
 export class TokenPieces {
   readonly count: number;
   private readonly vocabulary: readonly string[];
-  private readonly byteLevel: boolean;
-  private readonly byteOf = new Map(gpt2ByteChars.map((char, byte) => [char, byte]));
+  private readonly tokenizerModel: string | undefined;
   private readonly decoder = new TextDecoder();
   private readonly encoder = new TextEncoder();
 
@@ -81,27 +79,15 @@ export class TokenPieces {
     if (!Array.isArray(tokenizer?.tokens)) throw new Error("the model's GGUF has no tokenizer.ggml.tokens");
     this.vocabulary = tokenizer.tokens as string[];
     this.count = this.vocabulary.length;
-    this.byteLevel = tokenizer.model === "gpt2";
+    this.tokenizerModel = typeof tokenizer.model === "string" ? tokenizer.model : undefined;
   }
 
   bytes(token: number): Uint8Array | undefined {
     const text = this.model.detokenize([token as Token], false);
     if (text !== this.model.detokenize([token as Token], true)) return undefined;
     if (!text.includes("\uFFFD")) return this.encoder.encode(text);
-    const bytes = this.fromVocabulary(this.vocabulary[token] ?? "");
+    const spelled = spelledBytes(this.vocabulary[token] ?? "", this.tokenizerModel);
+    const bytes = spelled && Uint8Array.from(spelled);
     return bytes && this.decoder.decode(bytes) === text ? bytes : undefined;
-  }
-
-  private fromVocabulary(spelled: string): Uint8Array | undefined {
-    const byteToken = /^<0x([0-9A-Fa-f]{2})>$/.exec(spelled);
-    if (byteToken) return Uint8Array.of(Number.parseInt(byteToken[1]!, 16));
-    if (!this.byteLevel) return undefined;
-    const bytes: number[] = [];
-    for (const char of spelled) {
-      const byte = this.byteOf.get(char);
-      if (byte === undefined) return undefined;
-      bytes.push(byte);
-    }
-    return Uint8Array.from(bytes);
   }
 }

@@ -8,6 +8,7 @@ import {
   MAX_STOP_SEQUENCES,
   MAX_TOKENS,
 } from "../../../domain/sampling-limits.js";
+import { chatMessage, tool, toolChoice } from "./chat-inputs.js";
 import { withPolicy } from "./parameter-policy.js";
 
 /**
@@ -200,68 +201,6 @@ export const completionRequestSchema = withPolicy("completions", {
     }),
 }).openapi("CompletionRequest");
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
-
-const textPart = z.object({ type: z.literal("text"), text: z.string() });
-const messageContent = z.union([z.string(), z.array(textPart).min(1)], {
-  message: "content must be a string or an array of text parts",
-});
-
-const requestToolCall = z.object({
-  id: z.string({ message: "a tool call needs its id" }).min(1),
-  type: z.literal("function", { message: "a tool call's type must be 'function'" }),
-  function: z.object({
-    name: z.string({ message: "a tool call needs its function's name" }).min(1),
-    arguments: z.string({ message: "a tool call's arguments must be a JSON string" }),
-  }),
-});
-
-const chatMessage = z.discriminatedUnion(
-  "role",
-  [
-    z.object({
-      role: z.enum(["system", "developer", "user"]),
-      content: messageContent,
-      name: z.string().nullish(),
-    }),
-    z.object({
-      role: z.literal("assistant"),
-      content: messageContent.nullish(),
-      name: z.string().nullish(),
-      tool_calls: z.array(requestToolCall).nullish(),
-    }),
-    z.object({
-      role: z.literal("tool"),
-      content: messageContent,
-      tool_call_id: z.string({ message: "a tool message needs the tool_call_id of the call it answers" }).min(1),
-    }),
-  ],
-  { message: "role must be one of system, developer, user, assistant, tool" },
-);
-
-/** OpenAI's function names: letters, digits, underscores and dashes, at most 64. */
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
-const tool = z.object({
-  type: z.literal("function", { message: "a tool's type must be 'function'" }),
-  function: z.object({
-    name: z.string({ message: "a function needs a name" }).regex(TOOL_NAME, {
-      message: "a function name has 1 to 64 letters, digits, underscores or dashes",
-    }),
-    description: z.string().nullish(),
-    parameters: z
-      .record(z.string(), z.unknown(), { message: "a function's parameters must be a JSON schema object" })
-      .nullish(),
-    strict: z.boolean().nullish(),
-  }),
-});
-
-const toolChoice = z.union(
-  [
-    z.enum(["none", "auto", "required"]),
-    z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
-  ],
-  { message: "tool_choice must be none, auto, required or {type: 'function', function: {name}}" },
-);
 
 export const chatRequestSchema = withPolicy("chat", {
   ...sampling,

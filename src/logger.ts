@@ -4,10 +4,10 @@ import pretty from "pino-pretty";
 
 /**
  * Hearth's logger: pino, one JSON object a line (`level`, `time`, `scope`, `msg` and the
- * fields), or pino-pretty's readable lines when stderr is a terminal. Written to stderr so
- * stdout stays free for what a command prints for people. Secrets never reach a line: API
- * keys and the password of any URL (a Redis or PostgreSQL URL) are masked in the message and
- * in every field, however deep (`scrub`).
+ * fields), or pino-pretty's readable lines when stderr is a terminal (one line each, the fields
+ * after the message). Written to stderr so stdout stays free for what a command prints for
+ * people. Secrets never reach a line: API keys and the password of any URL (a Redis or
+ * PostgreSQL URL) are masked in the message and in every field, however deep (`scrub`).
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -32,7 +32,7 @@ export function createLogger(level: LogLevel, scope = "hearth", write?: (line: s
         },
       })
     : process.stderr.isTTY
-      ? pretty({ destination: 2, colorize: true, sync: true, ignore: "pid,hostname" })
+      ? pretty({ destination: 2, colorize: true, sync: true, singleLine: true, ignore: "pid,hostname" })
       : pino.destination({ fd: 2, sync: true });
   const root = pino(
     {

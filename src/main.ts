@@ -4,18 +4,21 @@ import { loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { ensureDemoModels } from "./models/factory/ensure-demo-models.js";
 import { answers, startLocalRedis } from "./process/local-redis.js";
+import { announceWhenReady } from "./process/ready-announcement.js";
 
 /**
  * `npm start`: Hearth on one machine. Makes sure Redis answers (starting a local
  * redis-server when REDIS_URL is unset and none runs), builds the demo models if
  * absent, then runs the API and one worker as child processes until stopped. It stops
  * them in order: the API first (it takes no new request and lets its streams finish),
- * then the worker (its jobs finish), then the Redis both were using.
+ * then the worker (its jobs finish), then the Redis both were using. Once the API answers
+ * and a worker is ready, it prints one line with the address and where the admin key is.
  */
 const config = loadConfig(process.env);
 const log = createLogger(config.logLevel, "hearth");
 const children = new Map<"redis" | "api" | "worker", ChildProcess>();
 let stopping = false;
+const announcing = new AbortController();
 
 /** SIGTERM, then SIGKILL once `graceMs` has passed; resolves when the process is gone. */
 function stop(child: ChildProcess | undefined, graceMs: number): Promise<void> {
@@ -29,6 +32,7 @@ function stop(child: ChildProcess | undefined, graceMs: number): Promise<void> {
 async function stopAll(code: number) {
   if (stopping) return;
   stopping = true;
+  announcing.abort();
   const margin = 5_000;
   for (const [role, graceMs] of [
     ["api", config.drain.apiMs + margin],
@@ -60,6 +64,7 @@ if (!(await answers(redisAt.hostname.replace(/^\[|\]$/g, ""), redisPort))) {
 }
 
 await ensureDemoModels(config, log);
+log.info("starting the API and a worker");
 for (const [role, entry] of [
   ["api", "api/main.ts"],
   ["worker", "workers/main.ts"],
@@ -74,3 +79,4 @@ for (const [role, entry] of [
   });
   children.set(role, child);
 }
+void announceWhenReady(config, log, { signal: announcing.signal });

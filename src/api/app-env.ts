@@ -7,6 +7,7 @@ import type { Caller } from "../domain/caller.js";
 import type { Logger } from "../logger.js";
 import type { ApiMetrics } from "../metrics/api-metrics.js";
 import type { InferenceClient } from "../requests/inference-client.js";
+import type { Usage } from "../requests/stream.js";
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
 import type { Administration } from "./services/administration.js";
@@ -71,9 +72,19 @@ export interface AppEnv {
     answerHeaders: Record<string, string>;
     /** A generation request's leaving of its account's intake gate (middleware/intake.ts); absent on other routes. */
     leaveIntake?: () => void;
+    /** What the route adds to the request's log line (request-log.ts). */
+    requestNote: RequestNote;
     /** A web page's session, once looked up (null: signed out); web/web-routes.tsx. */
     session?: Session | null;
   };
+}
+
+/** What a route adds to its request's log line (request-log.ts; admit-generation.ts sets it for generations). */
+export interface RequestNote {
+  model?: string;
+  usage?: Usage;
+  /** Settles when the request's events have ended (a stream's last event, or its client's leaving). */
+  ended?: Promise<void>;
 }
 
 /** An AbortSignal that fires when the client goes away. */

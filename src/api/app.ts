@@ -18,7 +18,7 @@ import { completionsRoutes } from "./openai/completions.js";
 import { embeddingsRoutes } from "./openai/embeddings.js";
 import { modelsRoutes } from "./openai/models.js";
 import { streamsRoutes } from "./openai/streams.js";
-import { REQUEST_ID_HEADER } from "./request-id.js";
+import { logRequests } from "./request-log.js";
 import { serviceRoutes } from "./service-routes.js";
 import { webRoutes } from "./web/web-routes.js";
 
@@ -42,6 +42,7 @@ export function createApp(deps: AppDeps) {
   const app = new Hono<AppEnv>();
   app.onError(renderError(deps.log));
   app.notFound(renderNotFound);
+  app.use("*", logRequests(deps.log));
   // Every answer is counted by its route's pattern (not its path: the label set stays small).
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -50,11 +51,7 @@ export function createApp(deps: AppDeps) {
     const route = matchedRoutes(c).findLast((r) => r.method !== "ALL")?.path ?? "(none)";
     const labels = { method: c.req.method, route };
     deps.metrics?.httpRequests.inc({ ...labels, status: String(c.res.status) });
-    const ms = performance.now() - started;
-    deps.metrics?.httpDuration.observe(labels, ms / 1000);
-    // One line per answer; a generation's carries its request ID, as do the worker's lines about its job.
-    const requestId = c.res.headers.get(REQUEST_ID_HEADER) ?? undefined;
-    deps.log.info("request", { ...labels, status: c.res.status, ms: Math.round(ms * 10) / 10, requestId });
+    deps.metrics?.httpDuration.observe(labels, (performance.now() - started) / 1000);
   });
   // Shutting down: the listener is closed, but a kept-alive connection could still bring new
   // requests. Each gets a 503 (retry elsewhere) that closes its connection; the requests and

@@ -43,11 +43,15 @@ export function watchDecodes(
       threads,
     };
     if (change.oversubscribed) {
+      // Fewer threads is advice only while there is more than one to give up.
+      const advice =
+        threads > 1
+          ? `Lower HEARTH_WORKER_THREADS (now ${threads}), or give the worker cores of its own.`
+          : "Give the worker a core of its own: fewer other processes on this machine, or a machine with more cores.";
       log.warn(
         `decoding runs ${figures.ratio}x slower than this model's own figure (a step of up to ${change.sequences} ` +
           `sequences takes ${figures.stepMs} ms, at best ${figures.bestMs} ms): llama.cpp's ${threads} thread(s) ` +
-          "per context are waiting for the CPU, which other processes are using. Lower HEARTH_WORKER_THREADS, " +
-          "or give the worker cores of its own.",
+          `per context are waiting for the CPU, which other processes are using. ${advice}`,
         figures,
       );
     } else {

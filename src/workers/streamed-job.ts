@@ -60,11 +60,11 @@ export async function runStreamedJob<T>(
   const emit = (event: StreamEvent) =>
     reply.publish(signal.aborted && cutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event);
   const lease = await holdLease(deps, to);
-  deps.log.info("job started", { requestId });
+  deps.log.debug("job started", { requestId });
   deps.events.emit("job-started", { requestId });
   try {
     const outcome = await work(signal, emit);
-    deps.log.info("job finished", { requestId, cancelled: signal.aborted });
+    deps.log.debug("job finished", { requestId, cancelled: signal.aborted });
     deps.events.emit("job-finished", { requestId, outcome } satisfies JobFinished);
     return outcome;
   } catch (cause) {

@@ -16,14 +16,22 @@ export interface StartedHearth {
   port: number;
   /** What it printed, stdout and stderr together. */
   output(): string;
+  /** What it had printed before the last /readyz that was not 200 (or got no answer) was asked. */
+  outputBeforeReady: string;
   /** The admin key it wrote on its first start. */
   adminKey(): Promise<string>;
   close(): Promise<void>;
 }
 
-/** Starts it on a free port with a fresh data directory and Redis prefix, and waits until it is ready. */
-export async function startNpmStart(env: Record<string, string> = {}): Promise<StartedHearth> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-"));
+/**
+ * Starts it on a free port with a fresh Redis prefix and data directory (or `dataDir`, which
+ * its owner removes), and waits until it is ready.
+ */
+export async function startNpmStart(
+  env: Record<string, string> = {},
+  options: { dataDir?: string } = {},
+): Promise<StartedHearth> {
+  const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-")));
   const port = await freePort();
   const prefix = `hearth-start-${crypto.randomBytes(4).toString("hex")}`;
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -49,15 +57,16 @@ export async function startNpmStart(env: Record<string, string> = {}): Promise<S
     dataDir,
     port,
     output: () => output,
+    outputBeforeReady: "",
     adminKey: async () => (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim(),
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await fs.rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await fs.rm(dataDir, { recursive: true, force: true });
       await deleteRedisKeys(redisUrl, `${prefix}:*`);
     },
   };
   try {
-    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, 90_000, () => output);
+    started.outputBeforeReady = await waitUntilReady(`http://127.0.0.1:${port}/readyz`, 90_000, () => output);
   } catch (error) {
     await started.close();
     throw error;
@@ -65,14 +74,18 @@ export async function startNpmStart(env: Record<string, string> = {}): Promise<S
   return started;
 }
 
-async function waitUntilReady(url: string, timeoutMs: number, log: () => string) {
+/** Resolves, once /readyz says 200, to the output as it was before the last answer that was not. */
+async function waitUntilReady(url: string, timeoutMs: number, log: () => string): Promise<string> {
   const deadline = Date.now() + timeoutMs;
+  let beforeNotReady = "";
   while (Date.now() < deadline) {
+    const before = log();
     const ok = await fetch(url).then(
       (r) => r.ok,
       () => false,
     );
-    if (ok) return;
+    if (ok) return beforeNotReady;
+    beforeNotReady = before;
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`Hearth did not become ready:\n${log()}`);

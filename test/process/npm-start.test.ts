@@ -24,6 +24,84 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
 
   afterAll(() => hearth?.close());
 
+  /** How many times `text` holds `part`. */
+  const count = (text: string, part: string) => text.split(part).length - 1;
+
+  it("tells what it builds, then once, after /readyz is 200, where to open it and where the key is", async () => {
+    const keyFile = path.join(dataDir, "admin-api-key");
+    const line = `Hearth is ready: http://127.0.0.1:${port} — sign in with the key in ${keyFile} (npx hearth signin --server http://127.0.0.1:${port} < ${keyFile})`;
+    await eventually(async () => expect(output()).toContain(line));
+    // Not before: the output as it was while /readyz still said 503 (or nothing) has no such line.
+    expect(hearth.outputBeforeReady).not.toContain("Hearth is ready");
+    expect(count(output(), "Hearth is ready")).toBe(1);
+    const at = output().indexOf(line);
+    expect(output().indexOf("API listening")).toBeLessThan(at);
+    expect(output().indexOf('"serving model"')).toBeLessThan(at);
+    for (const step of [
+      "1/3 hearth-tiny.gguf",
+      "2/3 examples/hearth-tiny-lora,",
+      "3/3 examples/hearth-tiny-lora-gguf",
+    ]) {
+      expect(output()).toContain(`building the demo models: ${step}`);
+    }
+    expect(output()).toMatch(/built the demo models in \d+\.\d s \(3 written\)/);
+  });
+
+  it("logs one line per request at the default level: method, path, status, model, tokens, time, request ID", async () => {
+    const apiKey = await hearth.adminKey();
+    const complete = (stream: boolean) =>
+      fetch(`http://127.0.0.1:${port}/v1/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "accounts/hearth/models/hearth-tiny",
+          prompt: "The fire ",
+          max_tokens: 5,
+          temperature: 0,
+          stream,
+          ...(stream ? { stream_options: { include_usage: true } } : {}),
+        }),
+      });
+    for (const stream of [false, true]) {
+      const response = await complete(stream);
+      expect(response.status).toBe(200);
+      await response.text();
+      const requestId = response.headers.get("x-request-id")!;
+      // The worker's lines about the job are at debug now: only the API's line names the request.
+      const lines = await eventually(async () => {
+        const found = output()
+          .split("\n")
+          .filter((l) => l.includes(requestId));
+        expect(found).toHaveLength(1);
+        return found;
+      });
+      await new Promise((r) => setTimeout(r, 500)); // a second line would have come by now
+      expect(
+        output()
+          .split("\n")
+          .filter((l) => l.includes(requestId)),
+      ).toEqual(lines);
+      const entry = JSON.parse(lines[0]!) as Record<string, unknown>;
+      expect(entry).toMatchObject({
+        level: "info",
+        scope: "api",
+        method: "POST",
+        path: "/v1/completions",
+        status: 200,
+        model: "accounts/hearth/models/hearth-tiny",
+        promptTokens: expect.any(Number),
+        completionTokens: 5,
+        requestId,
+      });
+      expect(entry.ms).toEqual(expect.any(Number));
+      expect(entry.msg).toMatch(
+        /^POST \/v1\/completions 200 [\d.]+ ms accounts\/hearth\/models\/hearth-tiny \d+\+5 tokens$/,
+      );
+    }
+    // The health probes (npm start's own, the tests') are at debug.
+    expect(output()).not.toContain('"path":"/readyz"');
+  });
+
   it("writes the admin key once, mode 0600, and serves hearth-tiny with it", async () => {
     const keyFile = path.join(dataDir, "admin-api-key");
     const stat = await fs.stat(keyFile);
@@ -73,7 +151,7 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
       .split("\n")
       .filter((l) => l.startsWith("{"));
     expect(lines.length).toBeGreaterThan(0);
-    expect(lines.some((l) => (JSON.parse(l) as { msg?: string }).msg === "request")).toBe(true);
+    expect(lines.some((l) => (JSON.parse(l) as { msg?: string }).msg?.startsWith("GET / 200 "))).toBe(true);
     expect(lines.filter((l) => l.includes(apiKey))).toEqual([]);
   }, 60_000);
 
@@ -115,4 +193,26 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     expect(api).toBeGreaterThan(-1);
     expect(output().indexOf("stopped: worker")).toBeGreaterThan(api);
   }, 60_000);
+
+  it("says where the key is again on a second start with the same data directory", async () => {
+    expect(child.exitCode).toBe(0); // the first start stopped in the test above
+    expect(count(output(), "Hearth is ready")).toBe(1);
+    const again = await startNpmStart({}, { dataDir });
+    try {
+      const keyFile = path.join(dataDir, "admin-api-key");
+      const url = `http://127.0.0.1:${again.port}`;
+      const line = `Hearth is ready: ${url} — sign in with the key in ${keyFile} (npx hearth signin --server ${url} < ${keyFile})`;
+      await eventually(async () => expect(again.output()).toContain(line));
+      expect(again.outputBeforeReady).not.toContain("Hearth is ready");
+      expect(count(again.output(), "Hearth is ready")).toBe(1);
+      // Nothing to build and no key to create this time; the line is all that says where the key is.
+      expect(again.output()).not.toContain("building the demo models");
+      expect(again.output()).not.toContain("Created an admin API key");
+    } finally {
+      const exited = new Promise((resolve) => again.child.once("exit", resolve));
+      again.child.kill("SIGTERM");
+      await exited;
+      await again.close();
+    }
+  }, 120_000);
 });

@@ -81,4 +81,23 @@ describe("watchDecodes", () => {
     expect(await value("hearth_worker_cpu_oversubscribed")).toBe(0);
     expect(lines).toHaveLength(logged);
   });
+
+  it("at one thread, advises cores of its own, never fewer threads", () => {
+    const warnings = (threads: number) => {
+      const lines: string[] = [];
+      const onDecode = watchDecodes(
+        "tiny",
+        threads,
+        new WorkerMetrics("w-test"),
+        createLogger("info", "test", (l) => lines.push(l)),
+        options,
+      );
+      for (const s of [...window(1, 8), ...window(1, 80)]) onDecode(s);
+      return lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === "warn");
+    };
+    const [one] = warnings(1);
+    expect(one?.msg).toMatch(/10x slower .*a core of its own/);
+    expect(one?.msg).not.toContain("HEARTH_WORKER_THREADS");
+    expect(warnings(4)[0]?.msg).toContain("Lower HEARTH_WORKER_THREADS (now 4)");
+  });
 });

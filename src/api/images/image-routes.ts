@@ -47,7 +47,7 @@ export function imageRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     };
     const abort = clientGone(c.req.raw);
     const events = deps.images.run(c.get("caller").accountId, body.model, ask, abort.signal, (requestId) =>
-      admitGeneration(c, deps, requestId, 0),
+      admitGeneration(c, deps, { requestId, model: body.model, estimatedTokens: 0 }),
     );
     // The model's own size bounds name width or height; this request says size.
     const result = await lastResult(events).catch((error: unknown) => {
@@ -127,7 +127,7 @@ async function respond(c: Context<AppEnv>, deps: AppDeps, name: string, ask: Ima
   }
   const abort = clientGone(c.req.raw);
   const events = deps.images.run(c.get("caller").accountId, name, ask, abort.signal, (requestId) =>
-    admitGeneration(c, deps, requestId, 0),
+    admitGeneration(c, deps, { requestId, model: name, estimatedTokens: 0 }),
   );
   if (kind === "events") return imageSse(events, toJson, () => abort.abort());
   const result = await lastResult(events);

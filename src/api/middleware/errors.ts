@@ -10,8 +10,9 @@ export function renderError(log: Logger) {
   return (err: Error, c: Context) => {
     const error = toAppError(err);
     if (error.status < 500 && error.detail !== undefined) {
-      // The client's mistake (an unreadable image, say): what a library said of it, no stack.
-      log.info("request refused", { path: c.req.path, code: error.code, detail: error.detail });
+      // The client's mistake (an unreadable image, say): what a library said of it, no stack; at
+      // debug, since the request's own line (request-log.ts) already has its status.
+      log.debug("request refused", { path: c.req.path, code: error.code, detail: error.detail });
     } else if (error.code === "internal" || error.detail !== undefined) {
       log.error("unhandled error", {
         path: c.req.path,

@@ -41,7 +41,11 @@ export function chatCompletionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
       refuseTypicalUnderGrammar(req.typical_p, "tools");
     }
     const context = Math.min(deps.config.worker.contextSize, resolved.contextLength ?? deps.config.worker.contextSize);
-    const ticket = await admitGeneration(c, deps, requestId, chatEstimate(messages, n, maxTokens ?? context));
+    const ticket = await admitGeneration(c, deps, {
+      requestId,
+      model: req.model,
+      estimatedTokens: chatEstimate(messages, n, maxTokens ?? context),
+    });
     const events = ticket.track(
       deps.inference.run(
         {

@@ -46,7 +46,11 @@ export function completionsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const view: StreamView | undefined = req.stream
       ? { endpoint: "completion", chunk: meta, includeUsage: req.stream_options?.include_usage === true }
       : undefined;
-    const ticket = await admitGeneration(c, deps, requestId, completionEstimate(prompts, n, maxTokens));
+    const ticket = await admitGeneration(c, deps, {
+      requestId,
+      model: req.model,
+      estimatedTokens: completionEstimate(prompts, n, maxTokens),
+    });
     const events = ticket.track(
       deps.inference.run(
         {

@@ -27,7 +27,11 @@ export function embeddingsRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const requestId = randomUUID();
     c.header(REQUEST_ID_HEADER, requestId); // on errors too
     // All inputs go to the worker as one job.
-    const ticket = await admitGeneration(c, deps, requestId, embeddingEstimate(inputs));
+    const ticket = await admitGeneration(c, deps, {
+      requestId,
+      model: req.model,
+      estimatedTokens: embeddingEstimate(inputs),
+    });
     const events = ticket.track(
       deps.inference.run({ kind: "embedding", model: target, inputs }, abort.signal, {
         requestId,

@@ -59,8 +59,16 @@ export function demoTables(): DemoTables {
   return memo;
 }
 
-export async function buildDemoModels(dir: string, options: { force?: boolean } = {}): Promise<DemoModels> {
+export interface BuildDemoOptions {
+  /** Rebuild what is already there. */
+  force?: boolean;
+  /** Called as each artifact's build begins: its number of `total`, and what it is. */
+  onStep?: (step: { index: number; total: number; what: string }) => void;
+}
+
+export async function buildDemoModels(dir: string, options: BuildDemoOptions = {}): Promise<DemoModels> {
   const force = options.force ?? false;
+  const step = (index: number, what: string) => options.onStep?.({ index, total: 3, what });
   const root = path.resolve(dir);
   const models: DemoModels = {
     dir: root,
@@ -73,6 +81,7 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
   const hearthJson = `${JSON.stringify({ base_model: HEARTH_TINY_REF })}\n`;
 
   if (force || !(await pathExists(models.baseModel))) {
+    step(1, `${HEARTH_TINY_ID}.gguf, the base model (its tables computed from corpus/base.txt)`);
     const { base, shape } = demoTables();
     await writeFileAtomically(models.baseModel, (tmp) =>
       writeTinyLlama(tmp, { table: base, shape, name: HEARTH_TINY_ID }),
@@ -82,6 +91,7 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
 
   const peftState = await folderState(models.peftAdapterDir, [PEFT_CONFIG_FILE, PEFT_WEIGHTS_FILE, "hearth.json"]);
   if (force || peftState !== "complete") {
+    step(2, `examples/${HEARTH_TINY_ID}-lora, the example LoRA in PEFT form`);
     const { lora } = demoTables();
     await writeFolderAtomically(
       models.peftAdapterDir,
@@ -101,6 +111,7 @@ export async function buildDemoModels(dir: string, options: { force?: boolean } 
 
   const ggufState = await folderState(models.ggufAdapterDir, ["adapter.gguf", "hearth.json"]);
   if (force || ggufState !== "complete") {
+    step(3, `examples/${HEARTH_TINY_ID}-lora-gguf, the example LoRA in GGUF form`);
     const { lora } = demoTables();
     await writeFolderAtomically(
       models.ggufAdapterDir,

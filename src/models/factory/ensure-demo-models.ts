@@ -15,6 +15,11 @@ export async function ensureDemoModels(
     () => false,
   );
   if (present) return;
-  log.info("building the demo models", { dir: config.modelDir });
-  await buildDemoModels(config.modelDir);
+  log.info(`building the demo models in ${config.modelDir}`);
+  const started = performance.now();
+  const built = await buildDemoModels(config.modelDir, {
+    onStep: ({ index, total, what }) => log.info(`building the demo models: ${index}/${total} ${what}`),
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  log.info(`built the demo models in ${seconds} s (${built.written.length} written)`);
 }

@@ -14,6 +14,8 @@ export const errorCodes = {
   /** The request's body did not arrive in time (HEARTH_BODY_TIMEOUT_MS); the connection is closed. */
   request_timeout: { status: 408, type: "invalid_request_error" },
   payload_too_large: { status: 413, type: "invalid_request_error" },
+  /** The request's headers (an Authorization of 100 KB, say) are over Node's limit; the connection is closed. */
+  request_header_fields_too_large: { status: 431, type: "invalid_request_error" },
   rate_limited: { status: 429, type: "rate_limit_error" },
   /** A per-account limit (e.g. deployed models) is reached; waiting does not help, freeing something does. */
   quota_exceeded: { status: 429, type: "insufficient_quota" },

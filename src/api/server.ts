@@ -16,6 +16,7 @@ import { InferenceClient } from "../requests/inference-client.js";
 import { ModelChanges } from "../jobs/model-changes.js";
 import { ReplyHub } from "../requests/reply-hub.js";
 import { createApp } from "./app.js";
+import { answerClientErrors } from "./client-errors.js";
 import { registerOperatorModels } from "./register-models.js";
 import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
@@ -195,9 +196,10 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   let draining = false;
   const server = await new Promise<ServerType>((resolve) => {
     // A request's headers must be in within HEARTH_BODY_TIMEOUT_MS too (its body's deadline is
-    // app.ts's), checked every second rather than Node's default 30 s; a late one gets Node's 408.
+    // app.ts's), checked every second rather than Node's default 30 s; a late one gets a 408.
     const serverOptions = { headersTimeout: config.bodyTimeoutMs, connectionsCheckingInterval: 1_000 };
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions }, () => resolve(s));
+    answerClientErrors(s);
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;

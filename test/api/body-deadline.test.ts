@@ -94,8 +94,9 @@ describe("a request's body deadline", () => {
     const slow = trickleRequest(hearth.url, fullHead.slice(0, 30), fullHead.slice(30));
     const answer = await slow.answer;
     slow.stop();
-    // Node's own answer: the request never reached the API.
+    // Refused by Node's server before the API sees it, answered in Hearth's error shape (client-errors.ts).
     expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body).error.code).toBe("request_timeout");
     expect(answer.ms).toBeLessThan(BODY_TIMEOUT_MS + 5_000);
   });
 

@@ -8,6 +8,7 @@ import { jobs } from "../../src/jobs/jobs.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { testPostgresAdminUrl } from "../helpers/test-databases.js";
+import { trickleRequest } from "../helpers/trickle-request.js";
 import { startPrivateRedis, type PrivateRedis } from "../helpers/redis.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
@@ -206,6 +207,25 @@ describe("errors, with a worker", () => {
   it("413 for a body over the limit", async () => {
     const r = await call(hearth, "/completions", completion({ prompt: "x".repeat(4096) }));
     expectError(r, 413, "invalid_request_error", null);
+  });
+
+  it("431 in the same shape for a 100 KB Authorization header, over a raw socket and fetch", async () => {
+    // Node refuses such headers before Hono sees them; the answer must still be Hearth's.
+    const key = `Bearer ${"k".repeat(100 * 1024)}`;
+    const head = `GET /v1/models HTTP/1.1\r\nHost: hearth\r\nAuthorization: ${key}\r\n\r\n`;
+    const raw = trickleRequest(hearth.url, head, "");
+    const answer = await raw.answer;
+    raw.stop();
+    expect(answer.status).toBe(431);
+    expect(answer.headers["content-type"]).toBe("application/json");
+    expect(answer.headers.connection).toBe("close");
+    expect(Number(answer.headers["content-length"])).toBe(Buffer.byteLength(answer.body));
+    expectError({ status: answer.status, body: JSON.parse(answer.body) }, 431, "invalid_request_error", null);
+    expect(JSON.parse(answer.body).error.code).toBe("request_header_fields_too_large");
+
+    const res = await fetch(`${hearth.baseURL}/models`, { headers: { authorization: key } });
+    expect(res.status).toBe(431);
+    expect(((await res.json()) as ErrorBody).error.code).toBe("request_header_fields_too_large");
   });
 
   it("404 in the same shape for an unknown route", async () => {

@@ -13,6 +13,7 @@ status   class
 408      :class:`InvalidRequestError` (``code == "request_timeout"``)
 409      :class:`ConflictError` (a subclass of :class:`APIError`)
 413      :class:`InvalidRequestError` (``code == "payload_too_large"``)
+431      :class:`InvalidRequestError` (``code == "request_header_fields_too_large"``)
 429      :class:`RateLimitError` (``code`` is ``rate_limited`` or ``quota_exceeded``)
 503      :class:`ServiceUnavailableError`
 other    :class:`APIError`
@@ -102,7 +103,8 @@ class Timeout(APIConnectionError):
 
 
 class InvalidRequestError(HearthError):
-    """400 (a missing or invalid field, named by ``param``), 408 (a body too slow) and 413 (a body too large)."""
+    """400 (a missing or invalid field, named by ``param``), 408 (a body too slow), 413 (a body too large),
+    431 (headers too large)."""
 
 
 class AuthenticationError(HearthError):
@@ -137,6 +139,7 @@ _by_status: Dict[int, Type[HearthError]] = {
     408: InvalidRequestError,
     409: ConflictError,
     413: InvalidRequestError,
+    431: InvalidRequestError,
     429: RateLimitError,
     503: ServiceUnavailableError,
 }
@@ -151,6 +154,7 @@ _status_by_code: Dict[str, int] = {
     "conflict": 409,
     "request_timeout": 408,
     "payload_too_large": 413,
+    "request_header_fields_too_large": 431,
     "rate_limited": 429,
     "quota_exceeded": 429,
     "internal": 500,

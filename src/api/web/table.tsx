@@ -1,6 +1,9 @@
 import type { Child } from "hono/jsx";
 
-/** A table of the pages: column headers, rows of cells, scrolling sideways on a narrow screen. */
+/**
+ * A table of the pages: column headers, rows of cells, scrolling sideways on a narrow screen.
+ * On a phone each row stacks its cells, each labelled with its column (style.css, data-label).
+ */
 export function Table(props: { caption?: string; headers: string[]; rows: Child[][] }) {
   return (
     <div class="table-scroll">
@@ -16,8 +19,8 @@ export function Table(props: { caption?: string; headers: string[]; rows: Child[
         <tbody>
           {props.rows.map((cells) => (
             <tr>
-              {cells.map((cell) => (
-                <td>{cell}</td>
+              {cells.map((cell, i) => (
+                <td data-label={props.headers[i]}>{cell}</td>
               ))}
             </tr>
           ))}

@@ -20,6 +20,7 @@ import { MessagePage, ModelPage, ModelsPage, SignInPage } from "./pages.js";
 const STATIC_FILES: Record<string, string> = {
   "style.css": "text/css; charset=utf-8",
   "playground.js": "text/javascript; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 };
 const staticDir = new URL("./static/", import.meta.url);
 const statics = new Map(
@@ -39,12 +40,15 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   // Forms post only from Hearth's own pages (Origin checked), and are small.
   const formGuard = [csrf(), bodyLimit({ maxSize: 16 * 1024 })] as const;
 
-  app.get("/static/:file", (c) => {
-    const file = statics.get(c.req.param("file"));
+  const serveStatic = (c: Context<AppEnv>, name: string) => {
+    const file = statics.get(name);
     if (!file) return c.text("Not found", 404);
     setAssetHeaders(c);
     return c.body(file.body, 200, { "content-type": file.type, "cache-control": "no-cache" });
-  });
+  };
+  app.get("/static/:file", (c) => serveStatic(c, c.req.param("file")));
+  // What browsers ask for unprompted (the pages link the same icon): SVG, as browsers read it.
+  app.get("/favicon.ico", (c) => serveStatic(c, "favicon.svg"));
 
   /** The signed-in session of the request, if any (its key still valid); looked up once per request. */
   const sessionOf = async (c: Context<AppEnv>): Promise<Session | null> => {

@@ -238,6 +238,9 @@ describe("the web pages in Chromium", () => {
       `document.addEventListener("securitypolicyviolation", (e) =>
         console.error("Content Security Policy violation: " + e.violatedDirective + " " + e.blockedURI));`,
     );
+    // Nothing from elsewhere (the policy would block it, but offline it would not even be asked).
+    const requested: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
     await signIn(page, hearth.apiKey);
     await page.getByRole("link", { name: "Operations" }).click();
     expect(new URL(page.url()).pathname).toBe("/admin");
@@ -251,6 +254,10 @@ describe("the web pages in Chromium", () => {
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin.png"), fullPage: true });
     const board = await page.goto(`${hearth.url}/admin/queues`);
     expect(board?.status()).toBe(200);
+    // The board's page as bull-board writes it links Google's fonts: Hearth's copy does not.
+    const boardPage = await board!.text();
+    expect(boardPage).toContain("static/css/main");
+    expect(boardPage).not.toMatch(/fonts\.(googleapis|gstatic)\.com/);
     for (const queue of ["inference-{hearth-tiny}", "images-{hearth-sketch}", "{model-lifecycle}"]) {
       await page.getByText(queue, { exact: true }).first().waitFor();
     }
@@ -260,6 +267,7 @@ describe("the web pages in Chromium", () => {
     await page.waitForLoadState("networkidle");
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "admin-queues.png"), fullPage: true });
     expect(violations).toEqual([]);
+    expect(requested.filter((url) => !url.startsWith(hearth.url) && !url.startsWith("data:"))).toEqual([]);
     await context.close();
 
     const member = await createTestAccount(hearth, "just-a-member");
@@ -275,6 +283,30 @@ describe("the web pages in Chromium", () => {
     await memberContext.close();
   }, 60_000);
 
+  it("aligns the header's links and its Sign out button, and has an icon", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signIn(page, hearth.apiKey);
+    expect(await page.evaluate("document.compatMode")).toBe("CSS1Compat"); // standards mode
+    const middle = async (name: string, role: "link" | "button") => {
+      const box = (await page.locator("header").getByRole(role, { name }).boundingBox())!;
+      return box.y + box.height / 2;
+    };
+    const models = await middle("Models", "link");
+    expect(Math.abs((await middle("Operations", "link")) - models)).toBeLessThanOrEqual(2);
+    expect(Math.abs((await middle("Sign out", "button")) - models)).toBeLessThanOrEqual(2);
+
+    // The icon the pages link, and the one a browser asks for unprompted.
+    const linked = await page.locator('link[rel="icon"]').getAttribute("href");
+    for (const icon of [linked!, "/favicon.ico"]) {
+      const res = await page.request.get(new URL(icon, hearth.url).href);
+      expect(res.status(), icon).toBe(200);
+      expect(res.headers()["content-type"], icon).toMatch(/^image\//);
+      expect((await res.body()).toString()).toContain("<svg");
+    }
+    await context.close();
+  }, 60_000);
+
   it("reads well on a phone-sized screen", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
     const page = await context.newPage();
@@ -285,6 +317,36 @@ describe("the web pages in Chromium", () => {
     // Nothing wider than the screen: no sideways scrolling.
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(SCREENSHOT_DIR, "phone-model-page.png"), fullPage: true });
+
+    // The models' tables: every cell on the screen (none clipped, none beyond a scroll), each badge whole.
+    await page.goto(`${hearth.url}/models`);
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    const layout = (await page.evaluate(`(() => {
+      const width = document.documentElement.clientWidth;
+      const outside = [...document.querySelectorAll("table *")].filter((e) => {
+        const r = e.getBoundingClientRect();
+        return r.width > 0 && (r.left < -0.5 || r.right > width + 0.5);
+      });
+      const clipped = (e) => {
+        const r = e.getBoundingClientRect();
+        for (let a = e.parentElement; a; a = a.parentElement) {
+          if (getComputedStyle(a).overflowX === "visible") continue;
+          const box = a.getBoundingClientRect();
+          if (r.left < box.left - 0.5 || r.right > box.right + 0.5) return true;
+        }
+        return false;
+      };
+      const badges = [...document.querySelectorAll("table .badge")];
+      return {
+        outside: outside.map((e) => e.outerHTML.slice(0, 80)),
+        badges: badges.length,
+        cut: badges.filter((b) => clipped(b) || b.getClientRects().length !== 1).map((b) => b.outerHTML),
+      };
+    })()`)) as { outside: string[]; badges: number; cut: string[] };
+    expect(layout.outside).toEqual([]);
+    expect(layout.badges).toBeGreaterThan(2);
+    expect(layout.cut).toEqual([]);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, "phone-models.png"), fullPage: true });
     await context.close();
   }, 60_000);
 });

@@ -7,6 +7,8 @@ import { openDatabase, type Database } from "../db/client.js";
 import { migrateDatabase } from "../db/migrate.js";
 import { scrub, type Logger } from "../logger.js";
 import { createRedis, waitForRedis } from "../redis/connection.js";
+import { ownPrefix } from "../redis/prefix-owner.js";
+import { installationId } from "../db/queries/installation.js";
 import { SessionStore } from "../auth/sessions.js";
 import { VerifiedKeys } from "../auth/verified-keys.js";
 import { ApiMetrics } from "../metrics/api-metrics.js";
@@ -86,6 +88,14 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     // Through scrub: REDIS_URL may carry a password, and this message is printed.
     throw new Error(`${err.message} at ${scrub(config.redisUrl)}. Start Redis or set REDIS_URL.`);
   });
+  // Before anything reads, writes or deletes under the prefix: is it this Hearth's?
+  const prefixOwner = { id: await installationId(database.db), database: database.where };
+  await ownPrefix(redis, config.redisPrefix, prefixOwner).catch(async (err: unknown) => {
+    redis.disconnect();
+    subscriber.disconnect();
+    await database.close();
+    throw err;
+  });
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
   const queues = new ProducerQueues(redis, config.redisPrefix);
   const metrics = new ApiMetrics();
@@ -110,6 +120,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     storage,
     redis,
     redisPrefix: config.redisPrefix,
+    prefixOwner,
     modelChanges,
     maxLoraRank: config.maxLoraRank,
     placement,

@@ -12,7 +12,8 @@ export const scaling = {
   HEARTH_REDIS_PREFIX: {
     schema: z.string().regex(/^[A-Za-z0-9:_-]+$/),
     default: "hearth",
-    description: "Prefix of every Redis key and channel Hearth uses (queues, streams, worker heartbeats).",
+    description:
+      "Prefix of every Redis key and channel Hearth uses; one Hearth's (one database's): a second Hearth needs its own.",
   },
   HEARTH_WORKER_ROLES: {
     schema: z

@@ -1,4 +1,5 @@
 import type { RedisClient } from "../redis/connection.js";
+import type { PrefixOwner } from "../redis/prefix-owner.js";
 import type { Db } from "../db/client.js";
 import { getDeployment } from "../db/queries/deployments.js";
 import { getModel } from "../db/queries/models.js";
@@ -17,6 +18,8 @@ export interface ControlDeps {
   /** A connection to publish adapter events on. */
   redis: RedisClient;
   redisPrefix: string;
+  /** This Hearth, as the owner of `redisPrefix` (redis/prefix-owner.ts). */
+  prefixOwner: PrefixOwner;
   /** Told once a deploy or undeploy is done, so that no API process serves a stale resolution. */
   modelChanges: ModelChangeNotifier;
   maxLoraRank: number;

@@ -3,6 +3,7 @@ import { listDeployments } from "../db/queries/deployments.js";
 import { modelName } from "../domain/model-name.js";
 import type { LifecycleQueue } from "../jobs/lifecycle-queue.js";
 import { sweepWorkerQueues } from "../jobs/worker-queue-sweep.js";
+import { ownPrefix } from "../redis/prefix-owner.js";
 import type { ControlDeps } from "./control-deps.js";
 
 export interface ReconcilerOptions {
@@ -21,7 +22,8 @@ const PENDING = ["waiting", "active", "delayed", "prioritized", "paused"] as con
  * `afterMs` and have no job waiting, running or backing off, and queues their job again.
  * The handlers are idempotent, so a job that was merely slow, or a pass run by every API
  * process at once, does no harm. Each pass also removes the own queues of workers that are gone
- * (worker-queue-sweep.ts).
+ * (worker-queue-sweep.ts). A pass starts by claiming the Redis prefix again (a Redis that lost
+ * it, e.g. to a FLUSHALL, gets it back) and does nothing under a prefix another Hearth now owns.
  */
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
@@ -59,7 +61,9 @@ export class Reconciler {
   }
 
   private async reconcile(): Promise<number> {
-    const swept = await sweepWorkerQueues(this.deps.redis, this.deps.redisPrefix).catch((err: unknown) => {
+    const { redis, redisPrefix, prefixOwner } = this.deps;
+    await ownPrefix(redis, redisPrefix, prefixOwner);
+    const swept = await sweepWorkerQueues(redis, redisPrefix, prefixOwner).catch((err: unknown) => {
       this.deps.log.warn("removing the queues of workers that are gone failed", { error: String(err) });
       return [];
     });

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { Sql } from "postgres";
+import { scrub } from "../logger.js";
 import { withQueryTimeout } from "./query-timeout.js";
 import * as schema from "./schema/index.js";
 
@@ -14,6 +15,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 interface DatabaseBase {
   readonly db: Db;
+  /** Which database this is, for people: the URL without its password, or PGlite's directory. */
+  readonly where: string;
   close(): Promise<void>;
 }
 
@@ -69,6 +72,7 @@ async function openPostgres(url: string, max: number, timeouts: DatabaseTimeouts
   return {
     kind: "postgres",
     db,
+    where: scrub(url) as string,
     client,
     close: () => client.end({ timeout: 5 }),
   };
@@ -82,6 +86,7 @@ async function openPglite(dir: string | undefined): Promise<Database> {
   return {
     kind: "pglite",
     db,
+    where: dir === undefined ? "PGlite in memory" : `PGlite in ${dir}`,
     client,
     close: async () => {
       if (!client.closed) await client.close();

@@ -1,5 +1,6 @@
 import { Queue } from "bullmq";
 import { scanKeys, type RedisClient } from "../redis/connection.js";
+import { ownPrefix, type PrefixOwner } from "../redis/prefix-owner.js";
 import { liveWorkers } from "./worker-registry.js";
 
 /**
@@ -9,9 +10,11 @@ import { liveWorkers } from "./worker-registry.js";
  * shared queue within HEARTH_PLACEMENT_WAIT_MS of placing them (placement only picks live
  * workers, and a worker is gone here once its heartbeat is 10 s late), and the lease watch ended
  * the requests of the active ones. What is left (an API process that died too) is orphaned, so
- * the queue is obliterated whole. Resolves to the queues removed. The reconciler runs it.
+ * the queue is obliterated whole. Only the prefix's owner sweeps (throws otherwise): another
+ * Hearth on the prefix has workers this one knows nothing of. Resolves to the queues removed.
+ * The reconciler runs it.
  */
-export async function sweepWorkerQueues(redis: RedisClient, prefix: string): Promise<string[]> {
+export async function sweepWorkerQueues(redis: RedisClient, prefix: string, owner: PrefixOwner): Promise<string[]> {
   const live = new Set((await liveWorkers(redis, prefix)).map((w) => w.id));
   const names = new Set(
     (await scanKeys(redis, `${prefix}:inference-*@*:meta`)).map((key) => key.slice(prefix.length + 1, -":meta".length)),
@@ -24,6 +27,7 @@ export async function sweepWorkerQueues(redis: RedisClient, prefix: string): Pro
     if ((await redis.exists(`${prefix}:${name}:stalled-check`)) === 1) continue;
     gone.push(name);
   }
+  if (gone.length > 0) await ownPrefix(redis, prefix, owner);
   for (const name of gone) {
     const queue = new Queue(name, { connection: redis, prefix });
     queue.on("error", () => {});

@@ -44,6 +44,7 @@ describe("lifecycle job handlers", () => {
       storage: new FileBlobStore(storageDir),
       redis,
       redisPrefix: prefix,
+      prefixOwner: { id: crypto.randomUUID(), database: database.database.where },
       modelChanges: {
         changed: async (model) => {
           changed.push(model);

@@ -19,6 +19,8 @@ export interface TestHearth {
   config: Config;
   api: RunningApi;
   worker: HearthWorker | undefined;
+  /** Closes the API and starts it again (on another port), on the same database and Redis prefix. */
+  restartApi(): Promise<void>;
   /** Starts (another) worker in this process; closed with the rest. */
   startWorker(): Promise<HearthWorker>;
   close(): Promise<void>;
@@ -68,7 +70,12 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     ...options.env,
   });
   const log = createLogger(config.logLevel, "test");
-  const api = await startApi(config, log, { now: options.now });
+  const start = () => startApi(config, log, { now: options.now });
+  let api = await start().catch(async (err: unknown) => {
+    await pg?.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+    throw err;
+  });
   const workers: HearthWorker[] = [];
   const startWorker = async () => {
     sharedEngine ??= LlamaEngine.create();
@@ -78,13 +85,23 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
   };
   const worker = options.worker === false ? undefined : await startWorker();
   return {
-    url: api.url,
-    baseURL: `${api.url}/v1`,
+    get url() {
+      return api.url;
+    },
+    get baseURL() {
+      return `${api.url}/v1`;
+    },
     apiKey,
     config,
-    api,
+    get api() {
+      return api;
+    },
     worker,
     startWorker,
+    async restartApi() {
+      await api.close();
+      api = await start();
+    },
     async close() {
       for (const w of workers) await w.close(1_000);
       await api.close();

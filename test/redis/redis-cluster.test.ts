@@ -131,4 +131,19 @@ describe("on a Redis Cluster", () => {
     );
     expect(sizes.filter((n) => n > 0).length, JSON.stringify(sizes)).toBeGreaterThanOrEqual(2);
   });
+
+  it("keeps its prefix: another Hearth on it is refused, another API process on its database is not", async () => {
+    const onCluster = {
+      REDIS_URL: cluster.url,
+      HEARTH_REDIS_CLUSTER: "true",
+      HEARTH_REDIS_PREFIX: hearth.config.redisPrefix,
+    };
+    // A fresh PGlite database of its own: another Hearth.
+    await expect(startTestHearth({ worker: false, env: onCluster })).rejects.toThrow(
+      `whose database is ${hearth.api.database.where}`,
+    );
+    // The same database, after a restart (PGlite is one process's at a time).
+    await hearth.restartApi();
+    expect((await fetch(`${hearth.url}/healthz`)).status).toBe(200);
+  });
 });

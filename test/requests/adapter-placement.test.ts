@@ -8,6 +8,7 @@ import type { InferenceClient, InferenceRequest } from "../../src/requests/infer
 import { jobs } from "../../src/jobs/jobs.js";
 import { ProducerQueues } from "../../src/jobs/producer-queues.js";
 import { sweepWorkerQueues } from "../../src/jobs/worker-queue-sweep.js";
+import { claimPrefix } from "../../src/redis/prefix-owner.js";
 import { announceWorker, type WorkerInfo } from "../../src/jobs/worker-registry.js";
 import { type ProducerRig, startProducerRig, tokensOf } from "../helpers/producer-rig.js";
 import { deleteRedisKeys } from "../helpers/redis.js";
@@ -148,8 +149,12 @@ describe("sweepWorkerQueues", () => {
   let redis: Redis;
   const opened: { close(): Promise<void> }[] = [];
 
+  const owner = { id: "the-owner", database: "PGlite in /the-owner" };
+  const stranger = { id: "a-stranger", database: "PGlite in /a-stranger" };
+
   beforeAll(async () => {
     redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    await claimPrefix(redis, prefix, owner);
   });
   afterAll(async () => {
     for (const o of opened) await o.close();
@@ -175,10 +180,15 @@ describe("sweepWorkerQueues", () => {
       await consumer.waitUntilReady();
     }
 
-    expect(await sweepWorkerQueues(redis, prefix)).toEqual([own("gone")]);
+    // Another Hearth on the prefix (its own database) sees gone workers that may be this one's: it
+    // refuses to sweep, and the queue stays, job and all.
+    await expect(sweepWorkerQueues(redis, prefix, stranger)).rejects.toThrow(/belongs to another Hearth/);
+    expect(await goneQueue.getWaitingCount()).toBe(1);
+
+    expect(await sweepWorkerQueues(redis, prefix, owner)).toEqual([own("gone")]);
     expect(await redis.keys(`${prefix}:${own("gone")}:*`)).toEqual([]);
     for (const id of ["live", "starting"]) expect(await redis.exists(`${prefix}:${own(id)}:meta`)).toBe(1);
-    expect(await sweepWorkerQueues(redis, prefix)).toEqual([]);
+    expect(await sweepWorkerQueues(redis, prefix, owner)).toEqual([]);
   });
 });
 

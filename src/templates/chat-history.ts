@@ -21,8 +21,17 @@ import type { TemplateTurn, ToolCallFormat } from "./template-protocol.js";
  * So each tool message's content becomes the result of the call it names, and an assistant
  * message after tool results continues the same turn. A history that ends with tool results
  * leaves that turn open: the model answers in it.
+ *
+ * For node-llama-cpp's own wrappers, a result is the content parsed when it is JSON (they write
+ * it back as JSON). With `contents: "as sent"`, for a user's Jinja template, a result is the
+ * content as sent and an assistant's empty content is kept: the template is given a string
+ * `content` in both, as transformers' apply_chat_template would give it.
  */
-export function toChatHistory(messages: readonly TemplateTurn[]): ChatHistoryItem[] {
+export function toChatHistory(
+  messages: readonly TemplateTurn[],
+  contents: "parsed" | "as sent" = "parsed",
+): ChatHistoryItem[] {
+  const asSent = contents === "as sent";
   const history: ChatHistoryItem[] = [];
   const calls = new Map<string, ChatModelFunctionCall>();
   let open: ChatModelResponse | undefined;
@@ -34,7 +43,7 @@ export function toChatHistory(messages: readonly TemplateTurn[]): ChatHistoryIte
           param: "messages",
         });
       }
-      call.result = argumentsOf(m.content);
+      call.result = asSent ? m.content : argumentsOf(m.content);
       continue;
     }
     const continuing = m.role === "assistant" && open !== undefined && lastIsAnsweredCall(open);
@@ -46,7 +55,7 @@ export function toChatHistory(messages: readonly TemplateTurn[]): ChatHistoryIte
         open = { type: "model", response: [] };
         history.push(open);
       }
-      if (m.content.length > 0) open.response.push(m.content);
+      if (m.content.length > 0 || asSent) open.response.push(m.content);
       for (const call of m.toolCalls ?? []) {
         const item: ChatModelFunctionCall = {
           type: "functionCall",

@@ -1,6 +1,7 @@
 import { parentPort } from "node:worker_threads";
-import { JinjaTemplateChatWrapper, type ChatWrapper } from "node-llama-cpp";
+import { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { toChatFunctions, toChatHistory, toolCallFormatOf } from "./chat-history.js";
+import { defaultToolCallFormat, inDefaultToolFormat } from "./default-tool-format.js";
 import {
   textLength,
   textPieces,
@@ -16,10 +17,10 @@ import {
  * limit; here, a render's output is bounded before it is sent back.
  */
 
-const wrappers = new Map<string, ChatWrapper>();
+const wrappers = new Map<string, JinjaTemplateChatWrapper>();
 const MAX_WRAPPERS = 16;
 
-function wrapperFor(template: string): ChatWrapper {
+function wrapperFor(template: string): JinjaTemplateChatWrapper {
   let wrapper = wrappers.get(template);
   if (wrapper) {
     wrappers.delete(template);
@@ -36,10 +37,17 @@ function render(request: RenderRequest): RenderReply {
   const { id } = request;
   try {
     const wrapper = wrapperFor(request.template);
-    const state = wrapper.generateContextState({
-      chatHistory: toChatHistory(request.messages),
-      ...(request.tools ? { availableFunctions: toChatFunctions(request.tools) } : {}),
-    });
+    // A template that writes calls (node-llama-cpp found how) is given the tools and the calls;
+    // any other gets Hearth's default tool format, written into its messages.
+    const writesCalls = wrapper.usingJinjaFunctionCallTemplate;
+    const state = wrapper.generateContextState(
+      writesCalls
+        ? {
+            chatHistory: toChatHistory(request.messages, "as sent"),
+            ...(request.tools ? { availableFunctions: toChatFunctions(request.tools) } : {}),
+          }
+        : { chatHistory: toChatHistory(inDefaultToolFormat(request.messages, request.tools)) },
+    );
     const text = textPieces(state.contextText.toJSON() as string | TemplateTextJSON);
     const length = textLength(text);
     if (length > request.maxChars) {
@@ -53,7 +61,8 @@ function render(request: RenderRequest): RenderReply {
     const stops = state.stopGenerationTriggers.map((trigger) =>
       textPieces(trigger.toJSON() as string | TemplateTextJSON),
     );
-    return { id, ok: true, text, stops, ...(request.tools ? { toolCallFormat: toolCallFormatOf(wrapper) } : {}) };
+    const toolCallFormat = writesCalls ? toolCallFormatOf(wrapper) : defaultToolCallFormat;
+    return { id, ok: true, text, stops, ...(request.tools ? { toolCallFormat } : {}) };
   } catch (error) {
     const message = unwrapped(error instanceof Error ? error.message : String(error));
     // An array or string past V8's limits is the template's size, not its logic (node-llama-cpp

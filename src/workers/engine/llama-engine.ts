@@ -14,13 +14,14 @@ import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
 import { usableCores } from "../../process/usable-cores.js";
 import { toChatFunctions, toChatHistory, toolCallFormatOf } from "../../templates/chat-history.js";
+import { defaultToolCallFormat } from "../../templates/default-tool-format.js";
 import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
 import { TemplateError } from "../../templates/template-error.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 import { DEFAULT_TEMPLATE_LIMITS } from "../../config/template-limits.js";
 import { TemplateSandbox, type TemplateSandboxOptions } from "../../templates/template-sandbox.js";
 import type { ChatMessage, ToolFunction } from "../../domain/generation.js";
-import { defaultChatStops, defaultToolCallFormat, renderDefaultChat } from "./default-chat-template.js";
+import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {
   ContextOptions,
   Engine,

@@ -1,7 +1,5 @@
 import { parentPort } from "node:worker_threads";
 import { JinjaTemplateChatWrapper } from "node-llama-cpp";
-import { toChatFunctions, toChatHistory, toolCallFormatOf } from "./chat-history.js";
-import { defaultToolCallFormat, inDefaultToolFormat } from "./default-tool-format.js";
 import {
   textLength,
   textPieces,
@@ -9,6 +7,7 @@ import {
   type RenderRequest,
   type TemplateTextJSON,
 } from "./template-protocol.js";
+import { chatForWrapper } from "./wrapper-tools.js";
 
 /**
  * A thread of the template sandbox (template-sandbox.ts): renders users' Jinja chat templates
@@ -37,17 +36,9 @@ function render(request: RenderRequest): RenderReply {
   const { id } = request;
   try {
     const wrapper = wrapperFor(request.template);
-    // A template that writes calls (node-llama-cpp found how) is given the tools and the calls;
-    // any other gets Hearth's default tool format, written into its messages.
-    const writesCalls = wrapper.usingJinjaFunctionCallTemplate;
-    const state = wrapper.generateContextState(
-      writesCalls
-        ? {
-            chatHistory: toChatHistory(request.messages, "as sent"),
-            ...(request.tools ? { availableFunctions: toChatFunctions(request.tools) } : {}),
-          }
-        : { chatHistory: toChatHistory(inDefaultToolFormat(request.messages, request.tools)) },
-    );
+    // Tools in the template's own format or Hearth's default one (wrapper-tools.ts).
+    const { chat, toolCallFormat } = chatForWrapper(wrapper, request.messages, request.tools);
+    const state = wrapper.generateContextState(chat);
     const text = textPieces(state.contextText.toJSON() as string | TemplateTextJSON);
     const length = textLength(text);
     if (length > request.maxChars) {
@@ -61,7 +52,6 @@ function render(request: RenderRequest): RenderReply {
     const stops = state.stopGenerationTriggers.map((trigger) =>
       textPieces(trigger.toJSON() as string | TemplateTextJSON),
     );
-    const toolCallFormat = writesCalls ? toolCallFormatOf(wrapper) : defaultToolCallFormat;
     return { id, ok: true, text, stops, ...(request.tools ? { toolCallFormat } : {}) };
   } catch (error) {
     const message = unwrapped(error instanceof Error ? error.message : String(error));

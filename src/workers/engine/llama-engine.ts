@@ -13,13 +13,13 @@ import {
 import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
 import { usableCores } from "../../process/usable-cores.js";
-import { toChatFunctions, toChatHistory, toolCallFormatOf } from "../../templates/chat-history.js";
 import { defaultToolCallFormat } from "../../templates/default-tool-format.js";
 import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
 import { TemplateError } from "../../templates/template-error.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 import { DEFAULT_TEMPLATE_LIMITS } from "../../config/template-limits.js";
 import { TemplateSandbox, type TemplateSandboxOptions } from "../../templates/template-sandbox.js";
+import { chatForWrapper } from "../../templates/wrapper-tools.js";
 import type { ChatMessage, ToolFunction } from "../../domain/generation.js";
 import { defaultChatStops, renderDefaultChat } from "./default-chat-template.js";
 import type {
@@ -150,17 +150,16 @@ class LlamaEngineModel implements EngineModel {
         ...(offered ? { toolCallFormat: defaultToolCallFormat } : {}),
       };
     }
-    // The base model's own template: the operator's file, rendered here as node-llama-cpp does.
-    const state = this.chatWrapper.generateContextState({
-      chatHistory: toChatHistory(messages),
-      ...(offered ? { availableFunctions: toChatFunctions(tools) } : {}),
-    });
+    // The base model's own template: the operator's file, rendered here as node-llama-cpp does,
+    // with tools in its format or Hearth's default one (templates/wrapper-tools.ts).
+    const { chat, toolCallFormat } = chatForWrapper(this.chatWrapper, messages, tools);
+    const state = this.chatWrapper.generateContextState(chat);
     return {
       tokens: state.contextText.tokenize(this.model.tokenizer),
       stop: plainStops(
         state.stopGenerationTriggers.map((trigger) => textPieces(trigger.toJSON() as string | TemplateTextJSON)),
       ),
-      ...(offered ? { toolCallFormat: toolCallFormatOf(this.chatWrapper) } : {}),
+      ...(offered ? { toolCallFormat } : {}),
     };
   }
 

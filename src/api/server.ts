@@ -46,6 +46,9 @@ import { RedisMutex } from "../redis/redis-mutex.js";
 import { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import { ModelDeletion } from "./services/model-deletion.js";
 
+/** How long an idle kept-alive connection stays open (announced in its `Keep-Alive` header). */
+const KEEP_ALIVE_MS = 65_000;
+
 export interface RunningApi {
   url: string;
   port: number;
@@ -208,7 +211,15 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const server = await new Promise<ServerType>((resolve) => {
     // A request's headers must be in within HEARTH_BODY_TIMEOUT_MS too (its body's deadline is
     // app.ts's), checked every second rather than Node's default 30 s; a late one gets a 408.
-    const serverOptions = { headersTimeout: config.bodyTimeoutMs, connectionsCheckingInterval: 1_000 };
+    // An idle kept-alive connection is the client's to close: a server that closes it first
+    // races the client's next request on it, which then fails with ECONNRESET (Node's default
+    // 5 s did, for a client whose event loop was busy 5 s). Clients close theirs sooner (undici
+    // 2 s before the timeout the server announces), and so do proxies (commonly 60 s).
+    const serverOptions = {
+      headersTimeout: config.bodyTimeoutMs,
+      connectionsCheckingInterval: 1_000,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+    };
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions }, () => resolve(s));
     answerClientErrors(s);
   });

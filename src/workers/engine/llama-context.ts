@@ -13,6 +13,7 @@ import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
 import type { SampleHooks } from "./sample-hooks.js";
 import { logitBiases, tokenBiasOf } from "./token-bias.js";
 import { TypicalSampling } from "./typical-sampling.js";
+import { withGreedyFloor } from "./greedy-floor.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 import type { StepGang } from "./step-gang.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
@@ -76,7 +77,8 @@ export class LlamaEngineContext implements EngineContext {
     return this.context.totalSequences;
   }
 
-  async generate(request: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
+  async generate(asked: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
+    const request = withGreedyFloor(asked);
     checkTokenIds(request.promptTokens, this.vocabularySize, "prompt");
     checkTokenIds(
       (request.sampling.logitBias ?? []).map(([token]) => token),

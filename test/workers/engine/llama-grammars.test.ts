@@ -73,6 +73,17 @@ describe("output constraints in LlamaEngine", () => {
     }
   });
 
+  it("samples greedily below a temperature of 1e-5, where dividing the logits would overflow", async () => {
+    // Found by the structured-output fuzz: at 1.1e-41 the draw was from NaNs and ended at once, empty.
+    const constraint: OutputConstraint = { type: "json_schema", schema: { anyOf: [{ type: "integer" }, true] } };
+    const greedy = await run(sampling(constraint, { temperature: 0 }), "JSON: ");
+    expect(greedy.text).not.toBe("");
+    for (const temperature of [1.115530411665967e-41, 1e-20, 9e-6]) {
+      const r = await run(sampling(constraint, { temperature, seed: 1149125775 }), "JSON: ");
+      expect(r).toMatchObject({ text: greedy.text, finishReason: "stop" });
+    }
+  });
+
   it("stops at max_tokens with finish reason length, cut short", async () => {
     const r = await run(sampling({ type: "gbnf", grammar: 'root ::= "x"+' }, { maxTokens: 5, temperature: 0 }));
     expect(r).toMatchObject({ text: "xxxxx", finishReason: "length", completionTokens: 5 });

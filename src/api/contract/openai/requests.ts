@@ -38,7 +38,12 @@ const model = z
 
 const sampling = {
   model,
-  temperature: z.number().min(0).max(2).nullish().openapi({ description: "0 is greedy and deterministic. Default 1." }),
+  temperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .nullish()
+    .openapi({ description: "0 is greedy and deterministic, as is anything below 1e-5. Default 1." }),
   top_p: z.number().gt(0).max(1).nullish().openapi({ description: "Nucleus sampling; 1 is off. Default off." }),
   top_k: z.number().int().min(0).nullish().openapi({
     description:

@@ -46,7 +46,13 @@ async function stopAll(code: number) {
   process.exit(code);
 }
 
-process.on("SIGINT", () => void stopAll(0));
+/** A second Ctrl-C: no more waiting. */
+function killAll() {
+  for (const child of children.values()) child.kill("SIGKILL");
+  process.exit(130);
+}
+
+process.on("SIGINT", () => (stopping ? killAll() : void stopAll(0)));
 process.on("SIGTERM", () => void stopAll(0));
 
 const redisAt = new URL(config.redisUrl);
@@ -70,7 +76,11 @@ for (const [role, entry] of [
   ["worker", "workers/main.ts"],
 ] as const) {
   const file = fileURLToPath(new URL(entry, import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", file], { stdio: "inherit", env: process.env });
+  // The IPC channel is how a child knows this process is gone, should it die unstopped (lifecycle.ts).
+  const child = spawn(process.execPath, ["--import", "tsx", file], {
+    stdio: ["inherit", "inherit", "inherit", "ipc"],
+    env: process.env,
+  });
   child.on("exit", (code, signal) => {
     if (!stopping) {
       log.error(`${entry} exited (${signal ?? code}); stopping Hearth.`);

@@ -18,6 +18,8 @@ export interface StartedHearth {
   output(): string;
   /** What it had printed before the last /readyz that was not 200 (or got no answer) was asked. */
   outputBeforeReady: string;
+  /** Ctrl-C in its terminal: SIGINT to its process group (the supervisor, the API and the worker). */
+  interrupt(): void;
   /** The admin key it wrote on its first start. */
   adminKey(): Promise<string>;
   close(): Promise<void>;
@@ -49,6 +51,9 @@ export async function startNpmStart(
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
+    // A process group of its own, as a terminal gives it: a Ctrl-C (SIGINT to the group) can be
+    // sent to it alone, and close() ends the group, API and worker included.
+    detached: true,
   });
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
@@ -58,9 +63,10 @@ export async function startNpmStart(
     port,
     output: () => output,
     outputBeforeReady: "",
+    interrupt: () => process.kill(-child.pid!, "SIGINT"),
     adminKey: async () => (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim(),
     close: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      killGroup(child);
       if (!options.dataDir) await fs.rm(dataDir, { recursive: true, force: true });
       await deleteRedisKeys(redisUrl, `${prefix}:*`);
     },
@@ -89,4 +95,13 @@ async function waitUntilReady(url: string, timeoutMs: number, log: () => string)
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`Hearth did not become ready:\n${log()}`);
+}
+
+/** SIGKILL to the whole group, whatever of it is left. */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
 }

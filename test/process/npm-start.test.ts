@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import OpenAI from "openai";
@@ -158,7 +160,7 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
   // The API drains first (it refuses new requests and lets its streams finish), with the
   // worker still there to finish them; then the worker stops; then (had npm start started
   // one) Redis.
-  it("stops in order on SIGTERM: the API, once its stream has finished, then the worker", async () => {
+  it("stops in order on Ctrl-C: the API, once its stream has finished, then the worker", async () => {
     const apiKey = (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim();
     const response = await fetch(`http://127.0.0.1:${port}/v1/completions`, {
       method: "POST",
@@ -175,7 +177,9 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     const reading = readSse(response, { events }).then(() => Date.now());
     await eventually(async () => expect(events.length).toBeGreaterThan(0));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    child.kill("SIGTERM");
+    // SIGINT reaches the supervisor, the API and the worker at once, as from a terminal; the
+    // services leave it to the supervisor, whose SIGTERM to each is then their only signal.
+    hearth.interrupt();
     // Refused: no connection (the listener is closed), or on a kept-alive one a 503 that closes it.
     const refusedAt = await eventually(async () => {
       const status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
@@ -194,7 +198,7 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     expect(output().indexOf("stopped: worker")).toBeGreaterThan(api);
   }, 60_000);
 
-  it("says where the key is again on a second start with the same data directory", async () => {
+  it("says where the key is again on a second start; its services stop when it is killed", async () => {
     expect(child.exitCode).toBe(0); // the first start stopped in the test above
     expect(count(output(), "Hearth is ready")).toBe(1);
     const again = await startNpmStart({}, { dataDir });
@@ -208,11 +212,35 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
       // Nothing to build and no key to create this time; the line is all that says where the key is.
       expect(again.output()).not.toContain("building the demo models");
       expect(again.output()).not.toContain("Created an admin API key");
+
+      // The supervisor killed outright (no SIGTERM to pass on): the API and the worker see their
+      // channel to it close, and stop by themselves.
+      const services = childPids(again.child.pid!);
+      expect(services).toHaveLength(2);
+      again.child.kill("SIGKILL");
+      await eventually(async () => expect(services.filter(alive)).toEqual([]), 45_000);
+      expect(again.output()).toContain('"signal":"supervisor gone"');
     } finally {
-      const exited = new Promise((resolve) => again.child.once("exit", resolve));
-      again.child.kill("SIGTERM");
-      await exited;
       await again.close();
     }
   }, 120_000);
 });
+
+/** The processes whose parent is `pid`. */
+function childPids(pid: number): number[] {
+  const listed = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8" });
+  return listed
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map(Number);
+}
+
+/** Running: not gone, nor a zombie waiting for whoever adopted it to reap it. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}

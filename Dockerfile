@@ -3,12 +3,15 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production HEARTH_DATA_DIR=/data HOST=0.0.0.0
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# The dependencies first (a layer of their own); the package's own `prepare` (compiling the CLI)
+# needs the sources, so it runs once they are in: `npm rebuild` runs the dependencies' scripts.
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild
 COPY tsconfig.json drizzle.config.ts ./
 COPY src ./src
 COPY drizzle ./drizzle
 COPY scripts ./scripts
 COPY bin ./bin
+RUN npm run build
 # Runs as the image's unprivileged `node` user: the code stays root's and read-only to it; only
 # /data (a named volume takes this directory's owner on first use) is its to write.
 RUN mkdir -p /data && chown node:node /data

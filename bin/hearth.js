@@ -1,7 +1,18 @@
 #!/usr/bin/env node
-// The `hearth` command. The package has no build step: tsx compiles src/cli on the fly.
-import { register } from "tsx/esm/api";
+// The `hearth` command. It runs the CLI that `npm run build` compiled into dist/cli (npm ci runs
+// the build as `prepare`). When that build is missing or older than its sources, it runs the
+// sources through tsx instead, seconds slower, and says so: never a stale CLI.
+import { pathToFileURL } from "node:url";
+import { COMPILED_CLI_ENTRY, outdatedBecause } from "./compiled-cli.js";
 
-register();
-const { runCli } = await import("../src/cli/main.ts");
-process.exitCode = await runCli(process.argv);
+const outdated = outdatedBecause();
+let cli;
+if (outdated === null) {
+  cli = await import(pathToFileURL(COMPILED_CLI_ENTRY).href);
+} else {
+  process.stderr.write(`hearth: ${outdated}: running its sources (slower); \`npm run build\` compiles it.\n`);
+  const { register } = await import("tsx/esm/api");
+  register();
+  cli = await import("../src/cli/main.ts");
+}
+process.exitCode = await cli.runCli(process.argv);

@@ -32,6 +32,7 @@ import { batchingScenario } from "./scenarios/batching.js";
 import { threadsScenario } from "./scenarios/threads.js";
 import { placementScenario } from "./scenarios/placement.js";
 import { structuredScenario } from "./scenarios/structured.js";
+import { cliScenario } from "./scenarios/cli.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -90,6 +91,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   threads: threadsScenario,
   placement: placementScenario,
   structured: structuredScenario,
+  cli: cliScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

@@ -21,6 +21,7 @@ export const SCENARIO_IDS = [
   "threads",
   "placement",
   "structured",
+  "cli",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

@@ -67,6 +67,8 @@ export interface BenchSizes {
   placementRequests: number;
   placementTokens: number;
   placementMaxAdapters: number;
+  /** CLI start: runs of `hearth whoami` one after another (and as many through npx). */
+  cliRuns: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -111,6 +113,7 @@ export const quickSizes: BenchSizes = {
   placementRequests: 300,
   placementTokens: 8,
   placementMaxAdapters: 24,
+  cliRuns: 20,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -141,6 +144,7 @@ export const fullSizes: BenchSizes = {
   placementRounds: 2,
   placementWarmup: 200,
   placementRequests: 600,
+  cliRuns: 50,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

@@ -22,7 +22,7 @@ import type {
   UpdateAccountRequest,
 } from "../api/contract/admin/resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
-import { streamFile, type RawAnswer } from "./http-upload.js";
+import type { RawAnswer } from "./http-upload.js";
 
 /**
  * A typed client of Hearth's management API (docs/api.md), the only way the CLI talks to
@@ -172,6 +172,8 @@ export class HearthClient {
     const { size } = await stat(file);
     const sha256 = await fileSha256(file, options.signal);
     const url = this.url(`${modelPath(accountId, modelId)}/files/${encodeURIComponent(fileName)}`);
+    // Loaded here, not at start: node:http and node:https are for uploads only.
+    const { streamFile } = await import("./http-upload.js");
     let answer: RawAnswer;
     try {
       answer = await streamFile({

@@ -72,8 +72,12 @@ export async function readTarballManifest(file: string): Promise<PackageManifest
   throw new Error(`${file} holds no package.json: not an npm package tarball`);
 }
 
-/** The lifecycle scripts npm runs when it installs a package. */
-export const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare"] as const;
+/**
+ * The lifecycle scripts npm runs when it installs a package from a tarball. Not `prepare`: npm
+ * runs that only in a folder or a git checkout it installs from (to build the package there),
+ * never for a tarball; Hearth's own package has one, which compiles the CLI after `npm ci`.
+ */
+export const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall"] as const;
 
 export function installScriptsOf(manifest: PackageManifest): string[] {
   const scripts = manifest.scripts;

@@ -67,6 +67,7 @@ const tinySizes: BenchSizes = {
   placementRequests: 6,
   placementTokens: 2,
   placementMaxAdapters: 2,
+  cliRuns: 1,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { createReadStream } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { cp, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -36,7 +36,9 @@ async function packCopy(name: string, changes: Record<string, unknown>): Promise
   const copy = { ...manifest, dependencies: {}, devDependencies: {}, overrides: undefined, scripts: {}, ...changes };
   await writeFile(path.join(dir, "package.json"), JSON.stringify(copy, null, 2));
   await cp(path.join(ROOT, "bin"), path.join(dir, "bin"), { recursive: true });
-  const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", work], { cwd: dir });
+  const { stdout } = await run("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", work], {
+    cwd: dir,
+  });
   return path.join(work, stdout.trim().split("\n").at(-1)!);
 }
 
@@ -157,6 +159,21 @@ describe("hearth upgrade cannot install a stranger's code", () => {
     await nothingIn(target);
   });
 
+  it("installs a package with a prepare script, as Hearth's own, and never runs it", async () => {
+    // npm runs prepare only where it installs from a folder or a git checkout, not a tarball.
+    const marker = path.join(work, "prepare-ran");
+    const tarball = await packCopy("prepared", {
+      version: "99.0.0",
+      scripts: { prepare: `node -e "require('fs').writeFileSync('${marker}','')"` },
+    });
+    const install = await hearthCli(["upgrade", "--source", tarball, "--output", "json"], {
+      npm_config_prefix: prefix(),
+    });
+    expect(install.code, install.stderr).toBe(0);
+    expect(json(install)).toMatchObject({ latest: "99.0.0", installed: true });
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it("refuses a download whose sha512 is not the one given, and a URL without one", async () => {
     const tarball = await packCopy("digest", { version: "99.0.0" });
     const other = await packCopy("other-digest", { version: "98.0.0" });
@@ -229,6 +246,11 @@ describe("hearth upgrade cannot install a stranger's code", () => {
       const bytes = Buffer.from(await (await fetch(`${hearth.url}/v1/cli/hearth.tgz`)).arrayBuffer());
       expect(bytes.length).toBe(version.cli!.size);
       expect(`sha512-${createHash("sha512").update(bytes).digest("base64")}`).toBe(version.cli!.integrity);
+      // The compiled CLI travels in it, so that the upgraded `hearth` starts as fast.
+      const served = path.join(work, "served-own.tgz");
+      await writeFile(served, bytes);
+      const entries = (await run("tar", ["-tzf", served])).stdout.split("\n");
+      expect(entries).toEqual(expect.arrayContaining(["package/dist/cli/main.js", "package/dist/cli/sources.json"]));
       const check = await hearthCli(["upgrade", "--check"], { HEARTH_BASE_URL: hearth.url });
       expect(check.code, check.stderr).toBe(0);
       expect(check.stdout).toContain(

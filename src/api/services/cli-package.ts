@@ -1,14 +1,13 @@
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { Logger } from "../../logger.js";
+import { PACKAGE_ROOT } from "../../package-info.js";
 import { fileIntegrity } from "../../packaging/integrity.js";
 import { readTarballManifest } from "../../packaging/tarball-manifest.js";
 
 const run = promisify(execFile);
-const PACKAGE_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 export interface CliTarball {
   file: string;

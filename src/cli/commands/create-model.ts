@@ -1,12 +1,11 @@
 import { MODEL_ID_PATTERN } from "../../domain/vocabulary.js";
 import { HearthApiError, type HearthClient, type Model } from "../api-client.js";
-import { checkAddonFolder, type AddonFolder } from "../addon-folder.js";
+import type { AddonFolder } from "../addon-folder.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import { modelSummary } from "../model-view.js";
 import { bytes } from "../output.js";
-import { UploadProgress } from "../upload-progress.js";
 
 /**
  * `hearth create model`: checks the folder locally, creates the model, uploads its files
@@ -57,6 +56,8 @@ async function createModel(ctx: CliContext, modelId: string, dir: string, option
     );
   }
   const { out } = ctx;
+  // The adapter checks and the progress bar load with the command that uses them, not at every start.
+  const { checkAddonFolder } = await import("../addon-folder.js");
   const folder = await checkAddonFolder(dir);
   if (folder.ignored.length) out.note(`Not uploading ${folder.ignored.join(", ")}: not adapter files.`);
   const client = ctx.client();
@@ -154,6 +155,7 @@ async function uploadFiles(
   resume: string,
 ): Promise<void> {
   const total = folder.files.reduce((sum, f) => sum + f.size, 0);
+  const { UploadProgress } = await import("../upload-progress.js");
   const progress = new UploadProgress(ctx.out, total);
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();

@@ -1,9 +1,8 @@
 import { existsSync } from "node:fs";
-import semver from "semver";
-import { HEARTH_VERSION, PACKAGE_NAME } from "../../package-info.js";
+import path from "node:path";
+import { HEARTH_VERSION, PACKAGE_NAME, PACKAGE_ROOT } from "../../package-info.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import type { CliContext } from "../context.js";
-import { findRelease, installRelease, updateSource } from "../update-source.js";
 
 /**
  * `hearth upgrade`: compares this CLI's version with the newest at the update source and
@@ -30,6 +29,11 @@ export function registerUpgradeCommand({ program }: Verbs): void {
 }
 
 async function upgrade(ctx: CliContext, options: { check?: boolean; source?: string; integrity?: string }) {
+  // semver, the download and the tarball checks load with this command, not at every start.
+  const [{ default: semver }, { findRelease, installRelease, updateSource }] = await Promise.all([
+    import("semver"),
+    import("../update-source.js"),
+  ]);
   const named = options.source ?? ctx.env.HEARTH_UPDATE_SOURCE ?? ctx.profile.update_source;
   const source = updateSource({ source: named, integrity: options.integrity, server: ctx.server });
   const { out } = ctx;
@@ -51,7 +55,7 @@ async function upgrade(ctx: CliContext, options: { check?: boolean; source?: str
     );
     return;
   }
-  if (existsSync(new URL("../../../.git", import.meta.url))) {
+  if (existsSync(path.join(PACKAGE_ROOT, ".git"))) {
     out.note(
       "This hearth runs from a git clone: the upgrade installs a separate global copy; update the clone with git pull.",
     );

@@ -1,5 +1,6 @@
 /**
- * Builds the demo models (hearth-tiny and its example LoRA in PEFT and GGUF form), or the
+ * Builds the demo models (hearth-tiny and its example LoRA in PEFT and GGUF form, and
+ * hearth-demo, a word 4-gram that writes readable text), or the
  * benchmark models (random weights in real shapes, with PEFT LoRA adapters).
  *
  *   npm run make-models -- [--out DIR] [--force]
@@ -19,6 +20,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../src/config.js";
 import { DEFAULT_BENCH_ADAPTERS, buildBenchModels } from "../src/models/factory/bench-models.js";
 import { buildDemoModels } from "../src/models/factory/demo-models.js";
+import { buildHearthDemo } from "../src/models/factory/hearth-demo.js";
 import { buildQwen3VocabModel } from "../src/models/factory/random-qwen3.js";
 
 const usage = [
@@ -54,12 +56,15 @@ if (values["qwen3-vocab"]) {
 } else if (benchBuilds.length === 0) {
   if (values.adapters !== undefined) fail("--adapters goes with --bench or --bench-large");
   const models = await buildDemoModels(values.out ?? config.modelDir, { force: values.force });
+  const demo = await buildHearthDemo(models.dir, { force: values.force });
+  if (demo.written) models.written.push(demo.file);
   if (models.written.length === 0) {
     console.log(`demo models already present in ${models.dir} (use --force to rebuild)`);
   } else {
     for (const written of models.written) console.log(`wrote ${written}`);
   }
   console.log(`base model:          ${models.baseModel}`);
+  console.log(`readable demo model: ${demo.file}`);
   console.log(`LoRA (PEFT):         ${models.peftAdapterDir}`);
   console.log(`LoRA (GGUF):         ${models.ggufAdapter}`);
 } else {

@@ -12,3 +12,9 @@ export const testQwen3ModelDir = path.join(os.tmpdir(), `hearth-test-qwen3-${pro
 
 /** Where spm-vocab-tiny lives (a SentencePiece vocabulary with a BOS token), apart from the others for the same reason. */
 export const testSpmModelDir = path.join(os.tmpdir(), `hearth-test-spm-${process.getuid?.() ?? 0}`);
+
+/**
+ * Where hearth-demo lives for the tests that serve it, apart from hearth-tiny's directory (whose
+ * listing other tests count), with a `recipe` file: the hash of the sources it is built from.
+ */
+export const testDemoModelDir = path.join(os.tmpdir(), `hearth-test-demo-${process.getuid?.() ?? 0}`);

@@ -18,6 +18,7 @@ export async function registerOperatorModels(db: Db, config: Config, log: Logger
       contextLength: base.summary.contextLength,
       embeddingLength: base.summary.embeddingLength,
       displayName: base.id,
+      description: base.summary.description ?? "",
     });
     log.info("registered base model", { model: modelName(BUILTIN_ACCOUNT_ID, base.id) });
   }

@@ -20,6 +20,8 @@ const ropeScalingTypes = ["none", "linear", "yarn", "longrope"];
 export interface BaseModelSummary extends LlamaShape {
   architecture: string;
   name?: string;
+  /** general.description: what the file says it is (shown on the model's page). */
+  description?: string;
   tokenizerModel: string;
   hasChatTemplate: boolean;
   chatTemplate?: string;
@@ -114,6 +116,7 @@ export function checkBaseModelHeader(header: GgufHeader, label: string): BaseMod
   return {
     architecture,
     name: meta.optionalString("general.name"),
+    ...(meta.has("general.description") ? { description: meta.optionalString("general.description") } : {}),
     contextLength,
     embeddingLength,
     blockCount,

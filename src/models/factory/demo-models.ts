@@ -8,6 +8,7 @@ import { writeGgufLora } from "../formats/gguf-lora.js";
 import type { LoraPair } from "../formats/lora-pair.js";
 import { PEFT_CONFIG_FILE, PEFT_WEIGHTS_FILE, writePeftAdapter } from "./peft-adapter.js";
 import { hearthTinyShape, writeTinyLlama, type TinyLlamaShape } from "./tiny-llama.js";
+import { gguf } from "../formats/gguf-types.js";
 
 /**
  * The demo models every Hearth installation can build offline, in about a second:
@@ -25,6 +26,10 @@ import { hearthTinyShape, writeTinyLlama, type TinyLlamaShape } from "./tiny-lla
 
 export const HEARTH_TINY_ID = "hearth-tiny";
 export const HEARTH_TINY_REF = "accounts/hearth/models/hearth-tiny";
+const HEARTH_TINY_DESCRIPTION =
+  "A byte-level bigram model counted from a text in Hearth's repository and written into llama " +
+  "weights, for the tests: it knows one character of context, so greedily it says 'the the the'. " +
+  "For readable demo text use hearth-demo.";
 export const DEMO_LORA_RANK = 16;
 
 export interface DemoTables {
@@ -84,7 +89,12 @@ export async function buildDemoModels(dir: string, options: BuildDemoOptions = {
     step(1, `${HEARTH_TINY_ID}.gguf, the base model (its tables computed from corpus/base.txt)`);
     const { base, shape } = demoTables();
     await writeFileAtomically(models.baseModel, (tmp) =>
-      writeTinyLlama(tmp, { table: base, shape, name: HEARTH_TINY_ID }),
+      writeTinyLlama(tmp, {
+        table: base,
+        shape,
+        name: HEARTH_TINY_ID,
+        extraMetadata: { "general.description": gguf.str(HEARTH_TINY_DESCRIPTION) },
+      }),
     );
     models.written.push(models.baseModel);
   }

@@ -31,6 +31,15 @@ describe("hearth-demo through the API", () => {
     expect(body.data.map((m) => m.id)).toContain(HEARTH_DEMO_REF);
   });
 
+  it("describes itself on its page and in the management API, in its GGUF's own words", async () => {
+    const res = await fetch(`${hearth.url}/v1/accounts/hearth/models/hearth-demo`, {
+      headers: { authorization: `Bearer ${hearth.apiKey}` },
+    });
+    const body = (await res.json()) as { description: string };
+    expect(res.status).toBe(200);
+    expect(body.description).toMatch(/^A word 4-gram language model .*not a neural network trained on language\.$/);
+  });
+
   it("completes the README's prompt as the oracle does", async () => {
     const res = await post("/completions", {
       model: HEARTH_DEMO_REF,

@@ -1,5 +1,4 @@
 import fs from "node:fs/promises";
-import path from "node:path";
 import type {
   ApiKeyResource,
   CreateAccountRequest,
@@ -9,9 +8,13 @@ import type {
 } from "../api/contract/admin/resources.js";
 import type { AccountResource } from "../api/contract/management/resources.js";
 import { Administration } from "../api/services/administration.js";
+import { adminKeyFilePath } from "../auth/bootstrap.js";
 import { HearthClient } from "../cli/api-client.js";
+import { authFilePath, DEFAULT_PROFILE, readProfiles } from "../cli/config-file.js";
 import { CliError, EXIT } from "../cli/exit-codes.js";
-import { loadConfig } from "../config.js";
+import { resolveServer, SERVER_VARIABLE } from "../cli/server-setting.js";
+import { loadConfig, type Config } from "../config.js";
+import { localUrl } from "../process/ready-announcement.js";
 import { withAdminDatabase } from "./admin-database.js";
 
 /**
@@ -31,7 +34,7 @@ export interface AdminBackend {
 export interface AdminTarget {
   /** Act on the database directly. */
   database?: boolean;
-  /** The server's URL (default: HEARTH_BASE_URL, else this machine's Hearth on PORT). */
+  /** The server's URL (--server); else as connection() says. */
   server?: string;
 }
 
@@ -44,15 +47,34 @@ export async function withAdminBackend<T>(
   if (target.database) {
     return withAdminDatabase((db) => work(databaseBackend(new Administration(db, config.limits))));
   }
-  const server = target.server ?? process.env.HEARTH_BASE_URL ?? `http://127.0.0.1:${config.port}`;
-  return work(httpBackend(new HearthClient(server, await adminKey(config.dataDir))));
+  const { server, key } = await connection(target.server, process.env, config);
+  return work(httpBackend(new HearthClient(server, key)));
 }
 
-/** HEARTH_API_KEY, else the admin key a first start wrote under the data directory. */
-async function adminKey(dataDir: string): Promise<string> {
-  const fromEnv = process.env.HEARTH_API_KEY?.trim();
-  if (fromEnv) return fromEnv;
-  const file = path.join(dataDir, "admin-api-key");
+/**
+ * The server, found as the `hearth` CLI finds it (server-setting.ts): --server, else
+ * HEARTH_BASE_URL, else the server `hearth signin` remembered, else this machine's Hearth
+ * (HOST and PORT). The key: HEARTH_API_KEY; else, when the server is signin's, the key signin
+ * saved with it (a remembered server elsewhere never receives this machine's admin key); else
+ * the admin key a first start wrote under the data directory.
+ */
+async function connection(
+  option: string | undefined,
+  env: NodeJS.ProcessEnv,
+  config: Config,
+): Promise<{ server: string; key: string }> {
+  const profile =
+    option || env[SERVER_VARIABLE] ? undefined : (await readProfiles(authFilePath(env))).get(DEFAULT_PROFILE);
+  const server = resolveServer(option, env, profile, localUrl(config));
+  const key =
+    env.HEARTH_API_KEY?.trim() ||
+    (server.from === "profile" ? profile?.api_key : undefined) ||
+    (await adminKeyFromFile(config.dataDir));
+  return { server: server.url, key };
+}
+
+async function adminKeyFromFile(dataDir: string): Promise<string> {
+  const file = adminKeyFilePath(dataDir);
   const fromFile = await fs.readFile(file, "utf8").then(
     (text) => text.trim(),
     () => "",

@@ -20,7 +20,10 @@ export function buildAdminProgram(): Command {
   const program = new Command(NAME)
     .description("Manage Hearth's accounts and API keys (through the server's admin endpoints).")
     .addOption(outputOption())
-    .option("--server <url>", "the server (default: HEARTH_BASE_URL, else http://127.0.0.1:<PORT>)")
+    .option(
+      "--server <url>",
+      "the server (default: HEARTH_BASE_URL, else the one `hearth signin` remembered, else this machine's HOST and PORT)",
+    )
     .option("--database", "act on the database itself, not through a server (bootstrap and recovery)")
     .exitOverride()
     .configureOutput({ outputError: () => {} });
@@ -28,7 +31,8 @@ export function buildAdminProgram(): Command {
     "after",
     [
       "",
-      "The key: HEARTH_API_KEY (an admin key), else the one a first start wrote to",
+      "The key: HEARTH_API_KEY (an admin key); else, when the server is the one `hearth signin`",
+      "remembered, the key saved with it; else the one a first start wrote to",
       "HEARTH_DATA_DIR/admin-api-key. With --database: DATABASE_URL, else PGlite under",
       "HEARTH_DATA_DIR (one process at a time: stop the server first).",
       "Exit codes: 0 done, 1 failed, 2 usage error.",

@@ -246,7 +246,7 @@ export function normalizeServer(server: string): string {
   try {
     url = new URL(server);
   } catch {
-    throw new TypeError(`${JSON.stringify(server)} is not a URL (expected e.g. http://localhost:8080)`);
+    throw new TypeError(`${JSON.stringify(server)} is not a URL (expected e.g. http://127.0.0.1:8080)`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new TypeError(`${server}: only http:// and https:// servers`);

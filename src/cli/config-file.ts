@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { usageError } from "./exit-codes.js";
 
 /**
  * ~/.config/hearth/auth.ini: one section per profile ([default] unless --profile), each
@@ -71,6 +72,18 @@ export async function readAuthFile(file: string): Promise<AuthFile> {
     return parseIni(text);
   } catch (e) {
     throw new Error(`${file}: ${(e as Error).message}`);
+  }
+}
+
+/** The file's profiles, or a usage error that says how to get past a file that cannot be read. */
+export async function readProfiles(file: string): Promise<AuthFile> {
+  try {
+    return await readAuthFile(file);
+  } catch (e) {
+    throw usageError(
+      `Cannot read ${file}: ${(e as Error).message}.`,
+      "Fix or remove the file, then run `hearth signin`.",
+    );
   }
 }
 

@@ -1,16 +1,18 @@
 import type { Command } from "commander";
-import { HearthClient, normalizeServer } from "./api-client.js";
-import { DEFAULT_PROFILE, authFilePath, readAuthFile, type Profile } from "./config-file.js";
-import { CliError, EXIT, usageError } from "./exit-codes.js";
+import { HearthClient } from "./api-client.js";
+import { DEFAULT_PROFILE, authFilePath, readProfiles, type Profile } from "./config-file.js";
+import { CliError, EXIT } from "./exit-codes.js";
 import { Output, type OutputFormat } from "./output.js";
+import { resolveServer, type ServerSetting } from "./server-setting.js";
 
 /**
  * What every command runs with: the global options, resolved against the environment and
  * the profile in auth.ini. Precedence: option, then environment, then the profile, then
- * the default.
+ * the default (the server: server-setting.ts, shared with `npm run admin`).
  */
 
-export const DEFAULT_SERVER = "http://localhost:8080";
+/** Where `npm start` listens with the default HOST and PORT. */
+export const DEFAULT_SERVER = "http://127.0.0.1:8080";
 
 export interface GlobalOptions {
   server?: string;
@@ -36,10 +38,14 @@ export class CliContext {
     readonly authFile: string,
     readonly profileName: string,
     readonly profile: Profile,
-    readonly server: string,
+    readonly serverSetting: ServerSetting,
     readonly apiKey: ApiKeySetting | undefined,
     readonly env: NodeJS.ProcessEnv,
   ) {}
+
+  get server(): string {
+    return this.serverSetting.url;
+  }
 
   /** A client with the API key; no key is exit code 3. */
   client(): HearthClient {
@@ -79,15 +85,7 @@ export async function createContext(command: Command, env: NodeJS.ProcessEnv = p
   );
   const file = authFilePath(env);
   const profileName = options.profile ?? DEFAULT_PROFILE;
-  let profiles: Awaited<ReturnType<typeof readAuthFile>>;
-  try {
-    profiles = await readAuthFile(file);
-  } catch (e) {
-    throw usageError(
-      `Cannot read ${file}: ${(e as Error).message}.`,
-      "Fix or remove the file, then run `hearth signin`.",
-    );
-  }
+  const profiles = await readProfiles(file);
   const profile = profiles.get(profileName);
   if (options.profile && !profile && command.name() !== "signin") {
     throw new CliError(
@@ -96,20 +94,13 @@ export async function createContext(command: Command, env: NodeJS.ProcessEnv = p
       `Run \`hearth signin --profile ${profileName}\`.`,
     );
   }
-  const serverText = options.server ?? env.HEARTH_BASE_URL ?? profile?.server ?? DEFAULT_SERVER;
-  let server: string;
-  try {
-    server = normalizeServer(serverText);
-  } catch (e) {
-    throw usageError(`Invalid server address: ${(e as Error).message}.`, "Pass e.g. --server http://localhost:8080.");
-  }
   return new CliContext(
     options,
     out,
     file,
     profileName,
     profile ?? {},
-    server,
+    resolveServer(options.server, env, profile, DEFAULT_SERVER),
     apiKeySetting(options, env, profile),
     env,
   );

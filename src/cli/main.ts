@@ -22,7 +22,10 @@ export function buildProgram(): Command {
   const program = new Command("hearth")
     .description("Manage LoRA adapters on a Hearth server: sign in, upload, deploy, undeploy, delete.")
     .version(HEARTH_VERSION, "-V, --cli-version", "print the CLI's version alone")
-    .option("--server <url>", "the Hearth server (default: HEARTH_BASE_URL, the profile's, or http://localhost:8080)")
+    .option(
+      "--server <url>",
+      "the Hearth server (default: HEARTH_BASE_URL, else the one signin remembered, else http://127.0.0.1:8080)",
+    )
     .option("--api-key <key>", "the API key (default: HEARTH_API_KEY, SERVICE_API_KEY, or the profile's)")
     .option("--account-id <id>", "the account to work in (default: the key's account)")
     .option("--profile <name>", "the section of auth.ini to use (default: default)")

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { createTestAccount } from "../helpers/management.js";
+import { freePort } from "../helpers/net.js";
+import { runHearthCli, tempConfigDir } from "../helpers/run-hearth.js";
 import { createTestPostgresDatabase, type TestPostgresDatabase } from "../helpers/test-databases.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -17,11 +19,15 @@ interface Run {
   stderr: string;
 }
 
+/** No `hearth signin` profile unless a test gives HEARTH_CONFIG_DIR. */
+const noConfigDir = path.join(os.tmpdir(), "hearth-admin-test-no-config");
+
 function admin(env: Record<string, string>, ...args: string[]): Promise<Run> {
-  const base = { ...process.env };
+  const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(base)) {
     if (name === "DATABASE_URL" || name === "PORT" || name.startsWith("HEARTH_")) delete base[name];
   }
+  base.HEARTH_CONFIG_DIR = noConfigDir;
   return new Promise((resolve) => {
     execFile(tsx, ["src/admin/main.ts", ...args], { cwd: root, env: { ...base, ...env } }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === "number" ? err.code : -1) : 0;
@@ -190,6 +196,38 @@ describe("npm run admin through the server's admin endpoints", () => {
     const away = await admin({ ...env, HEARTH_BASE_URL: "http://127.0.0.1:1" }, "list-accounts");
     expect(away.code).toBe(1);
     expect(away.stderr).toMatch(/Cannot reach Hearth at .*Is it running\?/);
+  });
+
+  // Found as the hearth CLI finds it: --server, HEARTH_BASE_URL, the server signin remembered
+  // (with the key saved with it), else this machine's HOST and PORT.
+  it("finds the server `hearth signin` remembered, with its key, else this machine's PORT", async () => {
+    const config = await tempConfigDir();
+    try {
+      const signin = await runHearthCli(["signin", "--server", hearth.url], config.dir, { input: hearth.apiKey });
+      expect(signin.code, signin.stderr).toBe(0);
+      // The key saved with the server, not this machine's admin key file (which the server would refuse).
+      await fs.writeFile(path.join(config.dir, "admin-api-key"), "hth_not_this_machines_key_0000000000000000\n");
+      const remembered = await admin({ HEARTH_CONFIG_DIR: config.dir, HEARTH_DATA_DIR: config.dir }, "list-accounts");
+      expect(remembered.code, remembered.stderr).toBe(0);
+      expect(remembered.stdout).toMatch(/^default\s/m);
+      // The environment comes before the remembered server (and then the key is the data directory's).
+      const port = await freePort();
+      const elsewhere = `http://127.0.0.1:${port}`;
+      const env = { HEARTH_CONFIG_DIR: config.dir, HEARTH_DATA_DIR: dataDir, HEARTH_API_KEY: hearth.apiKey };
+      const fromEnv = await admin({ ...env, HEARTH_BASE_URL: elsewhere }, "list-accounts");
+      expect(fromEnv.stderr).toContain(`Cannot reach Hearth at ${elsewhere} (ECONNREFUSED)`);
+      const fromOption = await admin(env, "list-accounts", "--server", elsewhere);
+      expect(fromOption.stderr).toContain(`Cannot reach Hearth at ${elsewhere} (ECONNREFUSED)`);
+    } finally {
+      await config.remove();
+    }
+    const port = await freePort();
+    const unsigned = await admin(
+      { HEARTH_DATA_DIR: dataDir, HEARTH_API_KEY: hearth.apiKey, PORT: String(port) },
+      "list-accounts",
+    );
+    expect(unsigned.code).toBe(1);
+    expect(unsigned.stderr).toContain(`Cannot reach Hearth at http://127.0.0.1:${port} (ECONNREFUSED)`);
   });
 
   it("rejects usage errors with status 2 before reaching anything", async () => {

@@ -27,19 +27,21 @@ export interface StartedHearth {
 
 /**
  * Starts it on a free port with a fresh Redis prefix and data directory (or `dataDir`, which
- * its owner removes), and waits until it is ready.
+ * its owner removes), in this repository or the copy of it at `cwd`, and waits until it is
+ * ready. Its processes form one group: close() stops them all.
  */
 export async function startNpmStart(
   env: Record<string, string> = {},
-  options: { dataDir?: string } = {},
+  options: { dataDir?: string; cwd?: string } = {},
 ): Promise<StartedHearth> {
+  const cwd = options.cwd ?? root;
   const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-")));
   const port = await freePort();
   const prefix = `hearth-start-${crypto.randomBytes(4).toString("hex")}`;
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   let output = "";
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/main.ts")], {
-    cwd: root,
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(cwd, "src/main.ts")], {
+    cwd,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -66,7 +68,7 @@ export async function startNpmStart(
     interrupt: () => process.kill(-child.pid!, "SIGINT"),
     adminKey: async () => (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim(),
     close: async () => {
-      killGroup(child);
+      await stopGroup(child);
       if (!options.dataDir) await fs.rm(dataDir, { recursive: true, force: true });
       await deleteRedisKeys(redisUrl, `${prefix}:*`);
     },
@@ -78,6 +80,23 @@ export async function startNpmStart(
     throw error;
   }
   return started;
+}
+
+/**
+ * SIGTERM, which stops the API and the worker in order, then (at once, or after 30 s) SIGKILL
+ * to whatever of its process group is left.
+ */
+async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
+  }
+  try {
+    process.kill(-child.pid!, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
 }
 
 /** Resolves, once /readyz says 200, to the output as it was before the last answer that was not. */
@@ -95,13 +114,4 @@ async function waitUntilReady(url: string, timeoutMs: number, log: () => string)
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`Hearth did not become ready:\n${log()}`);
-}
-
-/** SIGKILL to the whole group, whatever of it is left. */
-function killGroup(child: ChildProcess): void {
-  try {
-    process.kill(-child.pid!, "SIGKILL");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
-  }
 }

@@ -1,7 +1,7 @@
 import { HearthApiError, HearthClient, normalizeServer, type WhoAmI } from "../api-client.js";
 import { examples, withContext, type Verbs } from "../command-kit.js";
 import { writeProfile } from "../config-file.js";
-import { apiKeyFromEnv, DEFAULT_SERVER, type CliContext } from "../context.js";
+import { apiKeyFromEnv, type CliContext } from "../context.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import { details } from "../output.js";
 import { ask, isInteractive, readStdin } from "../prompt.js";
@@ -12,11 +12,11 @@ export function registerAuthCommands({ program, list }: Verbs): void {
   examples(
     program
       .command("signin")
-      .description("Sign in to a Hearth server: checks the API key and saves it (with the server) in auth.ini")
+      .description("Sign in to a Hearth server: checks the API key and remembers it and the server in auth.ini")
       .action(withContext(signin)),
     [
       "hearth signin                                   # asks for the server and the key",
-      "hearth signin --server http://gpu-box:8080 < key.txt",
+      "hearth signin --server http://gpu-box:8080 < key.txt   # later commands use this server",
       "cat data/admin-api-key | hearth signin",
       "hearth signin --profile staging --server https://hearth.staging.example.com",
     ],
@@ -45,14 +45,16 @@ export function registerAuthCommands({ program, list }: Verbs): void {
 async function signin(ctx: CliContext): Promise<void> {
   const interactive = isInteractive();
   let server = ctx.server;
-  if (interactive && !ctx.options.server && !ctx.env.HEARTH_BASE_URL) {
-    const answer = await ask("Hearth server address", { defaultValue: ctx.profile.server ?? DEFAULT_SERVER });
+  const { from } = ctx.serverSetting;
+  if (interactive && from !== "option" && from !== "environment") {
+    // The remembered server, else where `npm start` listens by default.
+    const answer = await ask("Hearth server address", { defaultValue: ctx.server });
     try {
       server = normalizeServer(answer);
     } catch (e) {
       throw usageError(
         `Invalid server address: ${(e as Error).message}.`,
-        "Run `hearth signin` again with e.g. http://localhost:8080.",
+        "Run `hearth signin` again with e.g. http://127.0.0.1:8080.",
       );
     }
   }
@@ -103,7 +105,7 @@ async function signin(ctx: CliContext): Promise<void> {
     },
     () => [
       `Signed in to ${server} as account ${out.paint(who.accountId, "bold")} with key ${who.keyPrefix}… (${who.scopes.join(", ")}).`,
-      `Saved to ${ctx.authFile} (profile ${ctx.profileName}).`,
+      `Saved to ${ctx.authFile} (profile ${ctx.profileName}): later commands use this server and key.`,
       "",
       ...accountTable(out, accounts),
     ],

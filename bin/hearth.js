@@ -16,3 +16,8 @@ if (outdated === null) {
   cli = await import("../src/cli/main.ts");
 }
 process.exitCode = await cli.runCli(process.argv);
+// The command has returned: nothing is left to do but write out what it printed. Exiting then,
+// rather than when the last handle closes (kept-alive sockets, the upgrade's fetch), saves 30 ms
+// of a `hearth whoami` here, and far more after a fetch (undici's parser compiling to the end).
+await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((done) => stream.write("", done))));
+process.exit();

@@ -22,7 +22,7 @@ import type {
   UpdateAccountRequest,
 } from "../api/contract/admin/resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
-import type { RawAnswer } from "./http-upload.js";
+import { exchange, type RawAnswer } from "./http-exchange.js";
 
 /**
  * A typed client of Hearth's management API (docs/api.md), the only way the CLI talks to
@@ -201,17 +201,17 @@ export class HearthClient {
   }
 
   private async call<T>(method: string, route: string, body?: unknown): Promise<T> {
-    let response: Response;
+    let answer: RawAnswer;
     try {
-      response = await fetch(this.url(route), {
+      answer = await exchange(this.url(route), {
         method,
         headers: { ...this.headers(), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (cause) {
       throw new HearthConnectionError(this.server, errorReason(cause), { cause });
     }
-    return this.parse<T>({ status: response.status, text: await response.text() });
+    return this.parse<T>(answer);
   }
 
   private parse<T>({ status, text }: RawAnswer): T {

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import http from "node:http";
 import https from "node:https";
+import type { RawAnswer } from "./http-exchange.js";
 
 /**
  * Streams one file as a request body with a known Content-Length (so the server can refuse
@@ -16,11 +17,6 @@ export interface StreamUpload {
   size: number;
   onProgress?: (sentBytes: number) => void;
   signal?: AbortSignal;
-}
-
-export interface RawAnswer {
-  status: number;
-  text: string;
 }
 
 export function streamFile(upload: StreamUpload): Promise<RawAnswer> {

@@ -48,6 +48,8 @@ export interface ModelInstanceOptions extends ModelCapacity {
   hooks?: AdapterContextsHooks;
   /** Every decode of every context of this model (metrics). */
   onDecode?: ContextOptions["onDecode"];
+  /** KV cells each context's idle sequences keep for reuse (HEARTH_PROMPT_CACHE_TOKENS; absent: all). */
+  promptCacheTokens?: number | null;
 }
 
 /**
@@ -154,6 +156,7 @@ export class ModelInstance {
       contextSize,
       threads,
       onDecode,
+      promptCacheTokens: options.promptCacheTokens,
       adapters: true,
     });
     // A failed creation is forgotten, so that the next adapter tries again.
@@ -181,14 +184,15 @@ export class ModelInstance {
 /** The base model's shared context(s), with its express context beside them when it has one. */
 async function createBaseContext(model: EngineModel, options: ModelInstanceOptions): Promise<EngineContext> {
   const { contextsPerModel: count, sequencesPerContext: sequences, expressSequences, contextSize, threads } = options;
-  const { onDecode } = options;
-  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
+  const { onDecode, promptCacheTokens } = options;
+  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode, promptCacheTokens });
   if (expressSequences === 0) return shared;
   try {
     const express = await model.createContext({
       sequences: expressSequences,
       contextSize,
       threads,
+      promptCacheTokens,
       onDecode: onDecode && ((sample) => onDecode({ ...sample, express: true })),
     });
     return new ExpressContext(shared, express);

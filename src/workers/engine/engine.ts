@@ -101,6 +101,11 @@ export interface ContextOptions {
   adapters?: boolean;
   /** Called after every decode of the context (batch sizes, step times: metrics). */
   onDecode?: (sample: DecodeSample) => void;
+  /**
+   * KV cells the context's idle sequences keep for later prompts that start the same way
+   * (HEARTH_PROMPT_CACHE_TOKENS): null or absent, all they hold; 0, none (no prompt caching).
+   */
+  promptCacheTokens?: number | null;
 }
 
 /** One decode of a context: a batch of tokens from one or more sequences. */
@@ -191,6 +196,8 @@ export interface GenerateResult {
   /** "stop" also when the answer ended with tool calls (the worker tells them from the text). */
   finishReason: "stop" | "length" | "cancelled";
   promptTokens: number;
+  /** Of the prompt tokens, those whose cells a previous request left (not evaluated again). */
+  cachedTokens: number;
   completionTokens: number;
 }
 
@@ -200,7 +207,9 @@ export interface EngineContext {
   /** Requests it runs at once (more wait for a free sequence). */
   readonly sequences: number;
   /**
-   * Generates into one free sequence (waiting for one if all are busy), calling
+   * Generates into one free sequence (waiting for one if all are busy), starting from the
+   * cells of an earlier request whose tokens begin the prompt when the context keeps some
+   * (with greedy sampling the output is the same as without them), calling
    * `onText` with each piece of text as it becomes final. Stops within one token of
    * `signal` aborting.
    */

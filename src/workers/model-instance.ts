@@ -50,6 +50,8 @@ export interface ModelInstanceOptions extends ModelCapacity {
   onDecode?: ContextOptions["onDecode"];
   /** KV cells each context's idle sequences keep for reuse (HEARTH_PROMPT_CACHE_TOKENS; absent: all). */
   promptCacheTokens?: number | null;
+  /** What every context's prompt cache of this model does (metrics). */
+  onPromptCache?: ContextOptions["onPromptCache"];
 }
 
 /**
@@ -157,6 +159,7 @@ export class ModelInstance {
       threads,
       onDecode,
       promptCacheTokens: options.promptCacheTokens,
+      onPromptCache: options.onPromptCache,
       adapters: true,
     });
     // A failed creation is forgotten, so that the next adapter tries again.
@@ -184,15 +187,16 @@ export class ModelInstance {
 /** The base model's shared context(s), with its express context beside them when it has one. */
 async function createBaseContext(model: EngineModel, options: ModelInstanceOptions): Promise<EngineContext> {
   const { contextsPerModel: count, sequencesPerContext: sequences, expressSequences, contextSize, threads } = options;
-  const { onDecode, promptCacheTokens } = options;
-  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode, promptCacheTokens });
+  const { onDecode, promptCacheTokens, onPromptCache } = options;
+  const cache = { promptCacheTokens, onPromptCache };
+  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode, ...cache });
   if (expressSequences === 0) return shared;
   try {
     const express = await model.createContext({
       sequences: expressSequences,
       contextSize,
       threads,
-      promptCacheTokens,
+      ...cache,
       onDecode: onDecode && ((sample) => onDecode({ ...sample, express: true })),
     });
     return new ExpressContext(shared, express);

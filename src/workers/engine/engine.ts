@@ -106,6 +106,18 @@ export interface ContextOptions {
    * (HEARTH_PROMPT_CACHE_TOKENS): null or absent, all they hold; 0, none (no prompt caching).
    */
   promptCacheTokens?: number | null;
+  /** Called when a request takes a sequence, and when cells are cut to keep the bound (metrics). */
+  onPromptCache?: (sample: PromptCacheSample) => void;
+}
+
+/** What a context's prompt cache did: for a request that took a sequence, or to keep its bound. */
+export interface PromptCacheSample {
+  /** A request took a sequence (false: idle cells were cut to keep the bound). */
+  lookup: boolean;
+  /** Prompt tokens whose cells the request reused. */
+  reused: number;
+  /** Cells erased: an earlier prompt's past what the request shares with it, or beyond the bound. */
+  evicted: number;
 }
 
 /** One decode of a context: a batch of tokens from one or more sequences. */

@@ -211,7 +211,12 @@ class LlamaEngineModel implements EngineModel {
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
     const fresh = () => (context.sequencesLeft > 0 ? context.getSequence() : undefined);
-    const cache = new PromptCache(new CellEraser(context), options.promptCacheTokens ?? null, fresh);
+    const cache = new PromptCache(
+      new CellEraser(context),
+      options.promptCacheTokens ?? null,
+      fresh,
+      options.onPromptCache,
+    );
     return new LlamaEngineContext(
       this.model,
       context,

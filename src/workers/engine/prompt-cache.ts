@@ -1,5 +1,6 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { CellEraser } from "./cell-eraser.js";
+import type { PromptCacheSample } from "./engine.js";
 
 /** A sequence no request holds, with the cells it keeps. */
 interface Idle {
@@ -18,24 +19,14 @@ export interface TakenSequence {
   ready: Promise<void>;
 }
 
-/** What the cache has done since the context was made (metrics). */
-export interface PromptCacheStats {
-  /** Requests that took a sequence, and those that reused some of its cells. */
-  lookups: number;
-  hits: number;
-  /** Prompt tokens not evaluated again, and cells erased to make room or to keep the bound. */
-  reusedTokens: number;
-  evictedTokens: number;
-}
-
 /**
  * A context's sequences between requests, keeping their KV cells so that a later prompt that
  * starts the same way evaluates only the rest (prompt caching, docs/performance.md).
  *
  * A request takes the idle sequence whose cells share the longest prefix with its prompt, if
- * that prefix is at least half of what the sequence holds (a common chat header alone is not
- * worth the cells of another conversation); else a sequence never used, else the least
- * recently used one. It keeps the cells of that prefix (never all of the prompt: the last token
+ * that prefix is at least half of the prompt or of what the sequence holds (a common chat
+ * header alone is not worth the cells of another conversation); else a sequence never used,
+ * else the least recently used one. It keeps the cells of that prefix (never all of the prompt: the last token
  * is evaluated again, for the logits of the first generated token) and the rest is erased.
  * Cells are matched by adapter as well as by token: an adapter changes every cell, so the
  * base model's and each adapter's never serve another.
@@ -49,13 +40,13 @@ export interface PromptCacheStats {
 export class PromptCache {
   /** Least recently used first. */
   private readonly idle: Idle[] = [];
-  readonly stats: PromptCacheStats = { lookups: 0, hits: 0, reusedTokens: 0, evictedTokens: 0 };
 
   constructor(
     private readonly eraser: CellEraser,
     private readonly bound: number | null,
     /** A sequence never used, while the context has one. */
     private readonly fresh: () => LlamaContextSequence | undefined,
+    private readonly observe: (sample: PromptCacheSample) => void = () => {},
   ) {}
 
   /**
@@ -77,7 +68,7 @@ export class PromptCache {
       const common = shared(entry);
       if (common > bestShared) [best, bestShared] = [entry, common];
     }
-    if (!best || bestShared * 2 < best.length) {
+    if (!best || bestShared * 2 < Math.min(prompt.length, best.length)) {
       const sequence = this.fresh();
       if (sequence) return this.taken(sequence, 0, 0);
       best = this.idle[0];
@@ -101,22 +92,21 @@ export class PromptCache {
     this.idle.push(entry);
     if (this.bound === null) return;
     let over = this.idle.reduce((sum, e) => sum + e.length, 0) - this.bound;
+    let evicted = 0;
     for (const e of this.idle) {
       if (over <= 0) break;
       const cut = Math.min(e.length, over);
       if (cut === 0) continue;
       e.length -= cut;
       over -= cut;
-      this.stats.evictedTokens += cut;
+      evicted += cut;
       this.erase(e.sequence, e.length);
     }
+    if (evicted > 0) this.observe({ lookup: false, reused: 0, evicted });
   }
 
   private taken(sequence: LlamaContextSequence, reused: number, held: number): TakenSequence {
-    this.stats.lookups++;
-    if (reused > 0) this.stats.hits++;
-    this.stats.reusedTokens += reused;
-    this.stats.evictedTokens += held - reused;
+    this.observe({ lookup: true, reused, evicted: held - reused });
     // A sequence never used has nothing to erase.
     const blank = held === 0 && sequence.nextTokenIndex === 0;
     return { sequence, reused, ready: blank ? Promise.resolve() : this.eraser.keep(sequence, reused) };

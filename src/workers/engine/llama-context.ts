@@ -114,7 +114,7 @@ export class LlamaEngineContext implements EngineContext {
     };
     const taken = await this.acquire(want, signal, express);
     if (!taken) return { finishReason: "cancelled", promptTokens: prompt.length, cachedTokens: 0, completionTokens: 0 };
-    const { sequence, reused } = taken;
+    const { sequence } = taken;
     try {
       await taken.ready;
     } catch (error) {
@@ -125,8 +125,7 @@ export class LlamaEngineContext implements EngineContext {
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      const cached = { reused, sequence };
-      const result = await this.run(cached, prompt, read, maxTokens, request, { grammar, calls, bans }, signal, onText);
+      const result = await this.run(taken, prompt, read, maxTokens, request, { grammar, calls, bans }, signal, onText);
       failed = false;
       return result;
     } finally {

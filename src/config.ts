@@ -56,6 +56,8 @@ export interface Config {
     readonly expressSequences: number;
     readonly threads: number;
     readonly contextSize: number;
+    /** HEARTH_PROMPT_CACHE_TOKENS: null, no bound but the sequences' own; 0, no prompt caching. */
+    readonly promptCacheTokens: number | null;
     readonly serveModels: readonly string[] | undefined;
     readonly roles: readonly ("text" | "image")[];
     readonly maxAdapters: number;
@@ -190,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // llama.cpp's own default is at least 4 threads, which on a 2-core machine is many times slower.
       threads: r.HEARTH_WORKER_THREADS || Math.max(1, usableCores() - 1),
       contextSize: r.HEARTH_CONTEXT_SIZE,
+      promptCacheTokens: r.HEARTH_PROMPT_CACHE_TOKENS ?? null,
       serveModels: serve && serve.length > 0 ? serve : undefined,
       roles: r.HEARTH_WORKER_ROLES,
       maxAdapters: r.HEARTH_WORKER_MAX_ADAPTERS,

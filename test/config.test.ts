@@ -101,6 +101,13 @@ describe("config", () => {
     expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "6" }).worker.concurrency).toBe(6);
     expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "" }).worker.concurrency).toBe(4);
   });
+  it("bounds the prompt cache only when told to, and refuses a bound below 0", () => {
+    expect(loadConfig({}).worker.promptCacheTokens).toBeNull();
+    expect(loadConfig({ HEARTH_PROMPT_CACHE_TOKENS: "0" }).worker.promptCacheTokens).toBe(0);
+    expect(loadConfig({ HEARTH_PROMPT_CACHE_TOKENS: "4096" }).worker.promptCacheTokens).toBe(4096);
+    expect(() => loadConfig({ HEARTH_PROMPT_CACHE_TOKENS: "-1" })).toThrow(/HEARTH_PROMPT_CACHE_TOKENS="-1"/);
+    expect(() => loadConfig({ HEARTH_PROMPT_CACHE_TOKENS: "lots" })).toThrow(/HEARTH_PROMPT_CACHE_TOKENS/);
+  });
   describe("refuses contradictory settings, naming both", () => {
     const refused = (env: Record<string, string>) => {
       try {

@@ -29,7 +29,11 @@ export function logRequests(log: Logger): MiddlewareHandler<AppEnv> {
         ...(note.model === undefined ? {} : { model: note.model }),
         ...(note.usage === undefined
           ? {}
-          : { promptTokens: note.usage.promptTokens, completionTokens: note.usage.completionTokens }),
+          : {
+              promptTokens: note.usage.promptTokens,
+              cachedTokens: note.usage.cachedTokens ?? 0,
+              completionTokens: note.usage.completionTokens,
+            }),
         requestId: c.res.headers.get(REQUEST_ID_HEADER) ?? undefined,
       };
       const line = PROBES.has(c.req.path) ? log.debug : log.info;

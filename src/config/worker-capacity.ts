@@ -45,6 +45,11 @@ export const workerCapacity = {
     default: "2048",
     description: "Tokens of context per sequence, capped at the model's own context length.",
   },
+  HEARTH_PROMPT_CACHE_TOKENS: {
+    schema: optionalInt(0, 1_073_741_824),
+    description:
+      "KV cells a context's idle sequences keep for prompts that start alike. Unset: all they hold; 0: no prompt caching.",
+  },
   HEARTH_WORKER_THREADS: {
     schema: int(0, 256),
     default: "0",

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /**
  * A worker's metrics, labelled with its ID. The worker has no HTTP port: it writes them to
@@ -57,6 +57,31 @@ export class WorkerMetrics {
   readonly oversubscribed = new Gauge({
     name: "hearth_worker_cpu_oversubscribed",
     help: "1 while generation steps run at least 3 times slower than the model's own figure (threads waiting for the CPU), by base model.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+
+  readonly promptCacheLookups = new Counter({
+    name: "hearth_worker_prompt_cache_lookups_total",
+    help: "Requests that took a sequence, by base model; with _hits_total, the prompt cache's hit rate.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly promptCacheHits = new Counter({
+    name: "hearth_worker_prompt_cache_hits_total",
+    help: "Requests that reused cells an earlier request left (cached prompt tokens), by base model.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly promptCacheTokens = new Counter({
+    name: "hearth_worker_prompt_cache_tokens_total",
+    help: "Prompt tokens not evaluated again, their cells reused from an earlier request, by base model.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
+  readonly promptCacheEvicted = new Counter({
+    name: "hearth_worker_prompt_cache_evicted_tokens_total",
+    help: "Cached cells erased for another prompt or to keep HEARTH_PROMPT_CACHE_TOKENS, by base model.",
     labelNames: ["model"],
     registers: [this.registry],
   });

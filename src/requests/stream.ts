@@ -35,6 +35,11 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "cancelled";
 
 export interface Usage {
   promptTokens: number;
+  /**
+   * Of the prompt tokens, those the worker did not evaluate again: their KV cells were left by
+   * an earlier request (prompt caching). Absent: none (embeddings, images).
+   */
+  cachedTokens?: number;
   completionTokens: number;
 }
 

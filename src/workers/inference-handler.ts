@@ -1,7 +1,7 @@
 import type { TokenLogprob } from "../domain/logprobs.js";
 import { parseModelName } from "../domain/model-name.js";
 import { checkEmbeddingTarget, type InferencePayload, type ModelTarget } from "../jobs/jobs.js";
-import { embeddingEvents, type FinishReason, type StreamEvent } from "../requests/stream.js";
+import { embeddingEvents, type FinishReason, type StreamEvent, type Usage } from "../requests/stream.js";
 import type {
   EchoedPrompt,
   EngineContext,
@@ -23,7 +23,7 @@ export interface InferenceTarget {
 
 export interface InferenceOutcome {
   finishReasons: FinishReason[];
-  usage: { promptTokens: number; completionTokens: number };
+  usage: Usage;
 }
 
 /** The storage key of the LoRA adapter a request runs with, if any. */
@@ -99,9 +99,11 @@ export async function runInference(
     }
   });
   const results = await settleAll(runs).finally(() => signal.removeEventListener("abort", stopAll));
+  // As OpenAI counts: each prompt once, however many choices it has (its first choice's count).
+  const firsts = results.filter((_, i) => i % payload.n === 0);
   const usage = {
-    // As OpenAI counts: each prompt once, however many choices it has.
-    promptTokens: results.filter((_, i) => i % payload.n === 0).reduce((sum, r) => sum + r.promptTokens, 0),
+    promptTokens: firsts.reduce((sum, r) => sum + r.promptTokens, 0),
+    cachedTokens: firsts.reduce((sum, r) => sum + r.cachedTokens, 0),
     completionTokens: results.reduce((sum, r) => sum + r.completionTokens, 0),
   };
   const choices = results.map((r, index) => ({ index, finishReason: r.finishReason }));

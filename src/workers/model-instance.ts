@@ -48,6 +48,10 @@ export interface ModelInstanceOptions extends ModelCapacity {
   hooks?: AdapterContextsHooks;
   /** Every decode of every context of this model (metrics). */
   onDecode?: ContextOptions["onDecode"];
+  /** KV cells each context's idle sequences keep for reuse (HEARTH_PROMPT_CACHE_TOKENS; absent: all). */
+  promptCacheTokens?: number | null;
+  /** What every context's prompt cache of this model does (metrics). */
+  onPromptCache?: ContextOptions["onPromptCache"];
 }
 
 /**
@@ -154,6 +158,8 @@ export class ModelInstance {
       contextSize,
       threads,
       onDecode,
+      promptCacheTokens: options.promptCacheTokens,
+      onPromptCache: options.onPromptCache,
       adapters: true,
     });
     // A failed creation is forgotten, so that the next adapter tries again.
@@ -181,14 +187,16 @@ export class ModelInstance {
 /** The base model's shared context(s), with its express context beside them when it has one. */
 async function createBaseContext(model: EngineModel, options: ModelInstanceOptions): Promise<EngineContext> {
   const { contextsPerModel: count, sequencesPerContext: sequences, expressSequences, contextSize, threads } = options;
-  const { onDecode } = options;
-  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode });
+  const { onDecode, promptCacheTokens, onPromptCache } = options;
+  const cache = { promptCacheTokens, onPromptCache };
+  const shared = await createContexts(model, count, { sequences, contextSize, threads, onDecode, ...cache });
   if (expressSequences === 0) return shared;
   try {
     const express = await model.createContext({
       sequences: expressSequences,
       contextSize,
       threads,
+      ...cache,
       onDecode: onDecode && ((sample) => onDecode({ ...sample, express: true })),
     });
     return new ExpressContext(shared, express);

@@ -172,6 +172,12 @@ export class HearthWorker {
         base,
         adapterPath: (key) => adapterFile(this.store, key, this.artifacts),
         onDecode: watchDecodes(base.id, threads, this.metrics, this.log),
+        onPromptCache: ({ lookup, reused, evicted }) => {
+          if (lookup) this.metrics.promptCacheLookups.labels(base.id).inc();
+          if (reused > 0) this.metrics.promptCacheHits.labels(base.id).inc();
+          this.metrics.promptCacheTokens.labels(base.id).inc(reused);
+          this.metrics.promptCacheEvicted.labels(base.id).inc(evicted);
+        },
         log: this.log,
         onEvent: (event: ServingEvent) => {
           if (event.type === "adapter-loaded")

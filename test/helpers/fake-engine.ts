@@ -110,7 +110,7 @@ export class FakeContext implements EngineContext {
     if (request.adapter && !this.adapters) throw new Error("an adapter on a context not made for adapters");
     if ((request.adapter as FakeAdapter | undefined)?.disposed) throw new Error("generating with a freed adapter");
     onText(request.adapter?.path ?? "base");
-    return { finishReason: "stop", promptTokens: request.promptTokens.length, completionTokens: 1 };
+    return { finishReason: "stop", promptTokens: request.promptTokens.length, cachedTokens: 0, completionTokens: 1 };
   }
 
   async dispose(): Promise<void> {

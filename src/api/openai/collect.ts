@@ -59,6 +59,7 @@ export function usageBody(usage: Usage): UsageBody {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
   };
 }
 

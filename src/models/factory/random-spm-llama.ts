@@ -20,7 +20,8 @@ const words = ["the", "a", "cat", "sat", "on", "mat", "hearth", "fire", "burns",
 
 export const spmVocabTiny = sentencePieceVocab(alphabet, words);
 
-const shape: RandomLlamaShape = {
+/** Its shape, for tests that make adapters of it. */
+export const spmVocabTinyShape: RandomLlamaShape = {
   vocabSize: spmVocabTiny.tokens.length,
   embeddingLength: 64,
   blockCount: 1,
@@ -40,7 +41,7 @@ export async function buildSpmVocabModel(dir: string): Promise<string> {
   await writeFileAtomically(file, (tmp) =>
     writeRandomLlama(tmp, {
       name: SPM_VOCAB_TINY_ID,
-      shape,
+      shape: spmVocabTinyShape,
       seed,
       description: `random weights (seed ${seed}) with a SentencePiece vocabulary, for tests`,
       weightType: "F32",

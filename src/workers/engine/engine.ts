@@ -101,6 +101,23 @@ export interface ContextOptions {
   adapters?: boolean;
   /** Called after every decode of the context (batch sizes, step times: metrics). */
   onDecode?: (sample: DecodeSample) => void;
+  /**
+   * KV cells the context's idle sequences keep for later prompts that start the same way
+   * (HEARTH_PROMPT_CACHE_TOKENS): null or absent, all they hold; 0, none (no prompt caching).
+   */
+  promptCacheTokens?: number | null;
+  /** Called when a request takes a sequence, and when cells are cut to keep the bound (metrics). */
+  onPromptCache?: (sample: PromptCacheSample) => void;
+}
+
+/** What a context's prompt cache did: for a request that took a sequence, or to keep its bound. */
+export interface PromptCacheSample {
+  /** A request took a sequence (false: idle cells were cut to keep the bound). */
+  lookup: boolean;
+  /** Prompt tokens whose cells the request reused. */
+  reused: number;
+  /** Cells erased: an earlier prompt's past what the request shares with it, or beyond the bound. */
+  evicted: number;
 }
 
 /** One decode of a context: a batch of tokens from one or more sequences. */
@@ -191,6 +208,8 @@ export interface GenerateResult {
   /** "stop" also when the answer ended with tool calls (the worker tells them from the text). */
   finishReason: "stop" | "length" | "cancelled";
   promptTokens: number;
+  /** Of the prompt tokens, those whose cells a previous request left (not evaluated again). */
+  cachedTokens: number;
   completionTokens: number;
 }
 
@@ -200,7 +219,9 @@ export interface EngineContext {
   /** Requests it runs at once (more wait for a free sequence). */
   readonly sequences: number;
   /**
-   * Generates into one free sequence (waiting for one if all are busy), calling
+   * Generates into one free sequence (waiting for one if all are busy), starting from the
+   * cells of an earlier request whose tokens begin the prompt when the context keeps some
+   * (with greedy sampling the output is the same as without them), calling
    * `onText` with each piece of text as it becomes final. Stops within one token of
    * `signal` aborting.
    */

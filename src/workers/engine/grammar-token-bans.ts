@@ -94,10 +94,11 @@ export class GrammarTokenBans {
    * request's own token biases. node-llama-cpp turns a TokenBias into arrays at every token (a
    * pass over its map, milliseconds for a ban of this size: docs/performance.md), so the bans go into
    * the sampler's settings as arrays made once, through the sequence's internal
-   * `_resolveSamplerConfig`, shadowed on this sequence alone (each request has its own). Its
-   * native sampler keeps its logit-bias stage while the arrays stay the same.
+   * `_resolveSamplerConfig`, shadowed on this sequence alone, until the returned function takes
+   * the shadow away (the sequence serves other requests after this one). Its native sampler
+   * keeps its logit-bias stage while the arrays stay the same.
    */
-  applyTo(sequence: LlamaContextSequence, generated: readonly Token[]): void {
+  applyTo(sequence: LlamaContextSequence, generated: readonly Token[]): () => void {
     const internal = sequence as unknown as { _resolveSamplerConfig?: (options: unknown) => SamplerConfig };
     const resolve = internal._resolveSamplerConfig;
     if (typeof resolve !== "function") {
@@ -117,6 +118,9 @@ export class GrammarTokenBans {
         return config;
       },
     });
+    return () => {
+      delete (sequence as unknown as { _resolveSamplerConfig?: unknown })._resolveSamplerConfig;
+    };
   }
 }
 

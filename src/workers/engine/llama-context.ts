@@ -16,6 +16,7 @@ import { TypicalSampling } from "./typical-sampling.js";
 import { withGreedyFloor } from "./greedy-floor.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 import type { StepGang } from "./step-gang.js";
+import type { PromptCache, TakenSequence } from "./prompt-cache.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
 import { LogprobLedger } from "./logprob-ledger.js";
 import { trimmingProbabilities } from "./probability-trim.js";
@@ -32,23 +33,17 @@ import { toolCallGrammar } from "./tool-call-grammar.js";
 
 /**
  * One llama.cpp context: a fixed number of sequences evaluated together in batches.
- * Each request takes a fresh sequence, or waits for one in arrival order; express requests
+ * Each request takes a sequence, or waits for one in arrival order; express requests
  * wait ahead of the others (the express lane, docs/security.md).
  *
- * A sequence is never reused: clearing a used one (`clearHistory`) takes the context's
- * lock, which the batch loop holds for as long as other sequences keep generating, so
- * a request on a reused sequence would wait for everybody else's generation to end.
- * A disposed sequence's cells are freed under that lock in the background instead,
- * and its slot comes back once they are. While a request waits for such a slot, the
- * running generations pause between tokens (see `yieldToReclaim`).
+ * A sequence outlives its request: its cells stay in the prompt cache (prompt-cache.ts),
+ * and the next request whose prompt starts the same way evaluates only the rest. Taking a
+ * used sequence erases its cells past the shared prefix without the context's lock, which
+ * the batch loop holds while others generate (cell-eraser.ts): it waits for one decode at most.
  */
 export class LlamaEngineContext implements EngineContext {
   /** Requests waiting for a sequence: express ones are served first. */
   private readonly waiting = { express: [] as Waiter[], other: [] as Waiter[] };
-  /** Sequences disposed whose slots are not back yet. */
-  private reclaiming = 0;
-  /** Generations paused until a slot comes back. */
-  private parked: (() => void)[] = [];
   /** Tokens as logprobs show them, for requests that ask. */
   private readonly tokenLogprobs: TokenLogprobs;
 
@@ -57,6 +52,8 @@ export class LlamaEngineContext implements EngineContext {
     private readonly context: LlamaContext,
     /** The context's batch strategy: keeps the generating sequences in step. */
     private readonly gang: StepGang,
+    /** Its sequences between requests, with the cells they keep. */
+    private readonly cache: PromptCache,
     /** The engine's compiled grammars, for requests with an output constraint. */
     private readonly grammars: LlamaGrammars,
     /** Per-sequence sampling hooks (typical sampling, logprobs' trimmed probabilities). */
@@ -109,21 +106,37 @@ export class LlamaEngineContext implements EngineContext {
     const calls = await this.toolCalls(request);
     const bans = grammar || calls ? await GrammarTokenBans.of(this.model) : undefined;
     const express = request.express === true;
-    const sequence = await this.acquire(signal, express);
-    if (!sequence) return { finishReason: "cancelled", promptTokens: prompt.length, completionTokens: 0 };
+    const want: Want = {
+      prompt,
+      adapter: request.adapter?.path,
+      // An echo with logprobs scores every prompt position: none of its cells can be taken as read.
+      reuse: !(request.echo && request.logprobs !== undefined),
+    };
+    const taken = await this.acquire(want, signal, express);
+    if (!taken) return { finishReason: "cancelled", promptTokens: prompt.length, cachedTokens: 0, completionTokens: 0 };
+    const { sequence } = taken;
+    try {
+      await taken.ready;
+    } catch (error) {
+      this.release(sequence, want.adapter, true);
+      throw error;
+    }
+    let failed = true;
     this.gang.enter();
     try {
       this.batching?.assign(sequence, lora);
-      return await this.run(sequence, prompt, read, maxTokens, request, { grammar, calls, bans }, signal, onText);
+      const result = await this.run(taken, prompt, read, maxTokens, request, { grammar, calls, bans }, signal, onText);
+      failed = false;
+      return result;
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
-      this.release(sequence);
+      this.release(sequence, want.adapter, failed || !startsWith(sequence, prompt));
     }
   }
 
   private async run(
-    sequence: LlamaContextSequence,
+    { sequence, reused }: { sequence: LlamaContextSequence; reused: number },
     prompt: Token[],
     read: ReadPrompt,
     maxTokens: number,
@@ -160,11 +173,12 @@ export class LlamaEngineContext implements EngineContext {
     const options = evaluateOptions(request, generated, grammarState, tokenBias);
     if (calls) options.grammarEvaluationState = () => calls.state();
     const typical = this.typicalSampling(sequence, request, options, biases);
-    bans?.applyTo(sequence, generated);
-    let input = prompt;
+    const unban = bans?.applyTo(sequence, generated);
+    // The cached cells are the prompt's first `reused` tokens: evaluation goes on after them.
+    let input = prompt.slice(reused);
     try {
       if (request.echo && !signal.aborted) {
-        input = await echoPrompt(sequence, prompt, read, request, this.tokenLogprobs, this.decoder());
+        input = (await echoPrompt(sequence, prompt, read, request, this.tokenLogprobs, this.decoder())).slice(reused);
       }
       if (signal.aborted) finishReason = "cancelled";
       else {
@@ -187,10 +201,10 @@ export class LlamaEngineContext implements EngineContext {
             finishReason = "length";
             break;
           }
-          await this.yieldToReclaim();
         }
       }
     } finally {
+      unban?.();
       if (typical || ledger) this.hooks.remove(sequence);
       typical?.dispose();
     }
@@ -199,7 +213,7 @@ export class LlamaEngineContext implements EngineContext {
     else send(stops.flush());
     const last = ledger?.finish();
     if (last?.length) onText("", last);
-    return { finishReason, promptTokens: prompt.length, completionTokens: generated.length };
+    return { finishReason, promptTokens: prompt.length, cachedTokens: reused, completionTokens: generated.length };
   }
 
   /** A decoder of the text that goes on after `after`. */
@@ -270,13 +284,17 @@ export class LlamaEngineContext implements EngineContext {
     throw new AppError("invalid_request", "The prompt is empty.", { param: "prompt" });
   }
 
-  private acquire(signal: AbortSignal, express: boolean): Promise<LlamaContextSequence | undefined> {
+  private acquire(want: Want, signal: AbortSignal, express: boolean): Promise<TakenSequence | undefined> {
     const queue = express ? this.waiting.express : this.waiting.other;
-    if (queue.length === 0 && this.free()) return Promise.resolve(this.context.getSequence());
+    const now = queue.length === 0 ? this.take(want) : undefined;
+    if (now) return Promise.resolve(now);
     return new Promise((resolve) => {
-      const waiter = (s: LlamaContextSequence) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(s);
+      const waiter: Waiter = {
+        want,
+        take: (taken) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(taken);
+        },
       };
       const onAbort = () => {
         const at = queue.indexOf(waiter);
@@ -288,41 +306,21 @@ export class LlamaEngineContext implements EngineContext {
     });
   }
 
-  /** A sequence can be had now. */
-  private free(): boolean {
-    return !this.context.disposed && this.context.sequencesLeft > 0;
+  private take(want: Want): TakenSequence | undefined {
+    if (this.context.disposed) return undefined;
+    return this.cache.take(want.prompt, want.adapter, want.reuse);
   }
 
-  /** Disposes the sequence; once its slot is back, the longest-waiting request gets a fresh one (express ones first). */
-  private release(sequence: LlamaContextSequence) {
-    this.reclaiming++;
-    void sequence
-      .dispose()
-      // A sequence that fails to dispose is gone with its context; the slot is counted free either way.
-      .catch(() => {})
-      .then(() => {
-        this.reclaiming--;
-        for (const queue of [this.waiting.express, this.waiting.other]) {
-          while (queue.length > 0 && this.free()) queue.shift()!(this.context.getSequence());
-        }
-        const parked = this.parked;
-        this.parked = [];
-        for (const resume of parked) resume();
-      });
-  }
-
-  /**
-   * Freeing a slot takes the context's lock, which node-llama-cpp's batch loop keeps for
-   * as long as some sequence has a decode queued; with several generating out of step
-   * that is until they have all ended. So while a request waits for a slot being freed,
-   * each generation holds back its next token (a generator decodes only when asked)
-   * until the slot is back: the loop runs dry, lets go of the lock, and everybody goes on.
-   */
-  private async yieldToReclaim(): Promise<void> {
-    if (this.waiting.express.length + this.waiting.other.length === 0 || this.reclaiming === 0) return;
-    this.gang.hold();
-    await new Promise<void>((resume) => this.parked.push(resume));
-    this.gang.resume();
+  /** The sequence goes back to the cache; the longest-waiting request takes one (express ones first). */
+  private release(sequence: LlamaContextSequence, adapter: string | undefined, failed: boolean) {
+    this.cache.put(sequence, adapter, failed);
+    for (const queue of [this.waiting.express, this.waiting.other]) {
+      while (queue.length > 0) {
+        const taken = this.take(queue[0]!.want);
+        if (!taken) return;
+        queue.shift()!.take(taken);
+      }
+    }
   }
 
   async dispose(): Promise<void> {
@@ -330,7 +328,27 @@ export class LlamaEngineContext implements EngineContext {
   }
 }
 
-type Waiter = (sequence: LlamaContextSequence) => void;
+/** What a request wants of a sequence: its prompt's cells, with its adapter, if they can be reused. */
+interface Want {
+  prompt: readonly Token[];
+  adapter: string | undefined;
+  reuse: boolean;
+}
+
+interface Waiter {
+  want: Want;
+  take(taken: TakenSequence): void;
+}
+
+/**
+ * Whether the sequence's cells begin with the prompt. A generation never fills its context (the
+ * prompt and max_tokens fit), so node-llama-cpp never shifts it; were it to, cells that attended
+ * to tokens since erased would no longer be what the prompt gives, and must not be reused.
+ */
+function startsWith(sequence: LlamaContextSequence, prompt: readonly Token[]): boolean {
+  const held = sequence.nextTokenIndex;
+  return sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex >= Math.min(held, prompt.length);
+}
 
 /** What constrains a request's output: a response_format's grammar or its tool calls' (never both), and the tokens banned under them. */
 interface Constraints {

@@ -37,6 +37,8 @@ import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
 import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
 import { LlamaGrammars } from "./llama-grammars.js";
+import { CellEraser } from "./cell-eraser.js";
+import { PromptCache } from "./prompt-cache.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
 import { serializeSampling } from "./serial-sampling.js";
@@ -208,7 +210,23 @@ class LlamaEngineModel implements EngineModel {
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
     if (options.onDecode) observeDecodes(context, options.onDecode);
-    return new LlamaEngineContext(this.model, context, gang, this.grammars, hooks, this.info.vocabularySize, batching);
+    const fresh = () => (context.sequencesLeft > 0 ? context.getSequence() : undefined);
+    const cache = new PromptCache(
+      new CellEraser(context),
+      options.promptCacheTokens ?? null,
+      fresh,
+      options.onPromptCache,
+    );
+    return new LlamaEngineContext(
+      this.model,
+      context,
+      gang,
+      cache,
+      this.grammars,
+      hooks,
+      this.info.vocabularySize,
+      batching,
+    );
   }
 
   async loadAdapter(path: string): Promise<EngineAdapter> {

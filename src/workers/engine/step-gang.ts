@@ -28,7 +28,6 @@ const MAX_SPINS = 64;
  */
 export class StepGang {
   private generating = 0;
-  private waiting = 0;
   private spins = 0;
   /** The last batch was an express prompt's own: the next one is an ordinary batch. */
   private expressWent = false;
@@ -40,15 +39,6 @@ export class StepGang {
 
   leave(): void {
     this.generating--;
-  }
-
-  /** A generating sequence holds its next token back for a while: do not wait for it. */
-  hold(): void {
-    this.waiting++;
-  }
-
-  resume(): void {
-    this.waiting--;
   }
 
   /**
@@ -67,7 +57,7 @@ export class StepGang {
         this.expressWent = true;
         return express.map((item) => ({ item, processAmount: item.tokens.length }));
       }
-      if (items.length < this.generating - this.waiting && this.spins < MAX_SPINS) {
+      if (items.length < this.generating && this.spins < MAX_SPINS) {
         this.spins++;
         return [];
       }

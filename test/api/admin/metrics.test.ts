@@ -53,6 +53,7 @@ describe("GET /metrics", () => {
       // The worker's metrics come with its heartbeat (every 2 s): wait for one after the requests.
       expect(sample(body, "hearth_worker_adapters_loaded", { model: "hearth-tiny" })).toBeDefined();
       expect(sample(body, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
+      expect(sample(body, "hearth_worker_prompt_cache_lookups_total", { model: "hearth-tiny" })).toBe(2);
       return body;
     }, 10_000);
     expect(text).toContain("# TYPE hearth_http_requests_total counter");
@@ -74,6 +75,11 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
     expect(sample(text, "hearth_worker_decode_step_sequences_sum", { model: "hearth-tiny" })).toBeGreaterThan(0);
     expect([0, 1]).toContain(sample(text, "hearth_worker_cpu_oversubscribed", { model: "hearth-tiny" }));
+    // The second request's prompt is the first's: it reuses the cells of 3 of its 4 tokens and erases
+    // the rest the first left (39 of its 40 tokens: the last one generated is never evaluated).
+    expect(sample(text, "hearth_worker_prompt_cache_hits_total", { model: "hearth-tiny" })).toBe(1);
+    expect(sample(text, "hearth_worker_prompt_cache_tokens_total", { model: "hearth-tiny" })).toBe(3);
+    expect(sample(text, "hearth_worker_prompt_cache_evicted_tokens_total", { model: "hearth-tiny" })).toBe(40);
     expect(text).toContain("hearth_api_process_resident_memory_bytes");
     expect(text).not.toContain(hearth.apiKey);
     expect(text).not.toContain(METRICS_TOKEN);

@@ -67,6 +67,7 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
       prompt_tokens: Buffer.byteLength(prompt),
       completion_tokens: 40,
       total_tokens: Buffer.byteLength(prompt) + 40,
+      prompt_tokens_details: { cached_tokens: expect.any(Number) },
     });
   });
 
@@ -148,6 +149,67 @@ describe.each(testDatabaseBackends)("OpenAI SDK against Hearth (%s)", (backend) 
     expect(role).toBe("assistant");
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join("")).toBe(expected);
+  });
+
+  it("reports the prompt tokens an earlier request left cached, chat and completions, streamed and not", async () => {
+    const system = "You keep the hearth: tend the fire, bank the embers and keep the kettle warm. ".repeat(4);
+    const ask = (question: string) => [
+      { role: "system" as const, content: system },
+      { role: "user" as const, content: question },
+    ];
+    const shared = renderDefaultChat(ask("")).indexOf(system) + Buffer.byteLength(system);
+    const first = await client.chat.completions.create({
+      model: MODEL,
+      messages: ask("Where is the fire?"),
+      max_tokens: 20,
+      temperature: 0,
+    });
+    // At most a template's opening that an earlier chat left: never this system prompt.
+    expect(first.usage!.prompt_tokens_details!.cached_tokens).toBeLessThan(shared);
+    const second = await client.chat.completions.create({
+      model: MODEL,
+      messages: ask("Is the kettle warm?"),
+      max_tokens: 20,
+      temperature: 0,
+    });
+    const cached = second.usage!.prompt_tokens_details!.cached_tokens!;
+    expect(cached).toBeGreaterThanOrEqual(shared);
+    expect(cached).toBeLessThan(second.usage!.prompt_tokens);
+    const expected = cutAtStops(greedyText(renderDefaultChat(ask("Is the kettle warm?")), 20), defaultChatStops);
+    expect(second.choices[0]!.message.content).toBe(expected);
+
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: ask("Is the kettle warm?"),
+      max_tokens: 20,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let usage: OpenAI.CompletionUsage | undefined | null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe(expected);
+    expect(usage!.prompt_tokens_details!.cached_tokens).toBe(usage!.prompt_tokens - 1);
+
+    const prompt = `${system}The kettle `;
+    await client.completions.create({ model: MODEL, prompt, max_tokens: 4, temperature: 0 });
+    const completion = await client.completions.create({ model: MODEL, prompt, max_tokens: 30, temperature: 0 });
+    expect(completion.usage!.prompt_tokens_details?.cached_tokens).toBe(Buffer.byteLength(prompt) - 1);
+    expect(completion.choices[0]!.text).toBe(greedyText(prompt, 30));
+    const streamed = await client.completions.create({
+      model: MODEL,
+      prompt,
+      max_tokens: 30,
+      temperature: 0,
+      stream: true,
+    });
+    let streamedUsage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of streamed) streamedUsage = chunk.usage ?? streamedUsage;
+    expect(streamedUsage!.prompt_tokens_details?.cached_tokens).toBe(Buffer.byteLength(prompt) - 1);
   });
 
   it("sends a usage-only chunk with stream_options.include_usage", async () => {

@@ -52,7 +52,12 @@ describe("jsonTemplate", () => {
 });
 
 const usage = { promptTokens: 4, completionTokens: 3 };
-const usageBody = { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 };
+const usageBody = {
+  prompt_tokens: 4,
+  completion_tokens: 3,
+  total_tokens: 7,
+  prompt_tokens_details: { cached_tokens: 0 },
+};
 const token = (text: string, index = 0): StreamEvent => ({ type: "token", index, text });
 
 /** Every chunk's JSON, checked to be exactly `expected` with its keys in the same order. */

@@ -4,7 +4,17 @@ import { MODEL_KINDS } from "../../../domain/vocabulary.js";
 /** The answers of the OpenAI-compatible endpoints, as the routes shape them. */
 
 export const usageSchema = z
-  .object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() })
+  .object({
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    prompt_tokens_details: z.object({
+      cached_tokens: z.number().int().openapi({
+        description:
+          "Of prompt_tokens, those the worker did not evaluate again: an earlier request on it began with them (prompt caching).",
+      }),
+    }),
+  })
   .openapi("Usage");
 export type UsageBody = z.infer<typeof usageSchema>;
 

@@ -1,0 +1,120 @@
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { CellEraser } from "./cell-eraser.js";
+import type { PromptCacheSample } from "./engine.js";
+
+/** A sequence no request holds, with the cells it keeps. */
+interface Idle {
+  readonly sequence: LlamaContextSequence;
+  /** The adapter its cells were computed with (its file's path; undefined: the base model). */
+  readonly adapter: string | undefined;
+  /** Cells it keeps: its first `length` tokens (an erase of the rest may still be queued). */
+  length: number;
+}
+
+/** A sequence taken for a request: its first `reused` cells are the prompt's, the rest is being erased. */
+export interface TakenSequence {
+  sequence: LlamaContextSequence;
+  reused: number;
+  /** Resolves once the cells past `reused` are gone: evaluate from there on. */
+  ready: Promise<void>;
+}
+
+/**
+ * A context's sequences between requests, keeping their KV cells so that a later prompt that
+ * starts the same way evaluates only the rest (prompt caching, docs/performance.md).
+ *
+ * A request takes the idle sequence whose cells share the longest prefix with its prompt, if
+ * that prefix is at least half of the prompt or of what the sequence holds (a common chat
+ * header alone is not worth the cells of another conversation); else a sequence never used,
+ * else the least recently used one. It keeps the cells of that prefix (never all of the prompt: the last token
+ * is evaluated again, for the logits of the first generated token) and the rest is erased.
+ * Cells are matched by adapter as well as by token: an adapter changes every cell, so the
+ * base model's and each adapter's never serve another.
+ *
+ * Models whose cells cannot be cut by position (recurrent, sliding-window) keep none.
+ *
+ * `bound` is the cells idle sequences may keep in all (least recently used cut first, from
+ * their end); null: as many as they hold; 0: none (every sequence is cleared when its request
+ * ends, and nothing is reused).
+ */
+export class PromptCache {
+  /** Least recently used first. */
+  private readonly idle: Idle[] = [];
+
+  constructor(
+    private readonly eraser: CellEraser,
+    private readonly bound: number | null,
+    /** A sequence never used, while the context has one. */
+    private readonly fresh: () => LlamaContextSequence | undefined,
+    private readonly observe: (sample: PromptCacheSample) => void = () => {},
+  ) {}
+
+  /**
+   * A sequence for `prompt` with `adapter`, or undefined when every sequence is busy. With
+   * `reuse` false (a request that needs every prompt position's logits) no cell is reused.
+   */
+  take(prompt: readonly Token[], adapter: string | undefined, reuse: boolean): TakenSequence | undefined {
+    const shared = (entry: Idle) =>
+      !reuse || entry.adapter !== adapter
+        ? 0
+        : Math.min(
+            entry.sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex,
+            entry.length,
+            prompt.length - 1,
+          );
+    let best: Idle | undefined;
+    let bestShared = 0;
+    for (const entry of this.idle) {
+      const common = shared(entry);
+      if (common > bestShared) [best, bestShared] = [entry, common];
+    }
+    if (!best || bestShared * 2 < Math.min(prompt.length, best.length)) {
+      const sequence = this.fresh();
+      if (sequence) return this.taken(sequence, 0, 0);
+      best = this.idle[0];
+      if (!best) return undefined;
+      bestShared = shared(best);
+    }
+    this.idle.splice(this.idle.indexOf(best), 1);
+    return this.taken(best.sequence, bestShared, best.length);
+  }
+
+  /**
+   * A request has ended on `sequence`: it keeps its cells (prompt and generated tokens) for the
+   * next, unless the request failed, when a decode may have written cells half-way: they all go.
+   */
+  put(sequence: LlamaContextSequence, adapter: string | undefined, failed: boolean): void {
+    // A model whose cells cannot be cut by position (recurrent, or sliding-window attention
+    // that drops the cells before its window) keeps none: node-llama-cpp would need checkpoints.
+    const whole = !failed && this.bound !== 0 && !sequence.needsCheckpoints;
+    const entry: Idle = { sequence, adapter, length: whole ? sequence.nextTokenIndex : 0 };
+    if (!whole) this.erase(sequence, 0);
+    this.idle.push(entry);
+    if (this.bound === null) return;
+    let over = this.idle.reduce((sum, e) => sum + e.length, 0) - this.bound;
+    let evicted = 0;
+    for (const e of this.idle) {
+      if (over <= 0) break;
+      const cut = Math.min(e.length, over);
+      if (cut === 0) continue;
+      e.length -= cut;
+      over -= cut;
+      evicted += cut;
+      this.erase(e.sequence, e.length);
+    }
+    if (evicted > 0) this.observe({ lookup: false, reused: 0, evicted });
+  }
+
+  private taken(sequence: LlamaContextSequence, reused: number, held: number): TakenSequence {
+    this.observe({ lookup: true, reused, evicted: held - reused });
+    // A sequence never used has nothing to erase.
+    const blank = held === 0 && sequence.nextTokenIndex === 0;
+    return { sequence, reused, ready: blank ? Promise.resolve() : this.eraser.keep(sequence, reused) };
+  }
+
+  /** A bound's or a failure's erase: nobody waits for it (a request that takes the sequence next waits behind it). */
+  private erase(sequence: LlamaContextSequence, keep: number) {
+    // It fails only with the context gone, and every sequence with it.
+    this.eraser.keep(sequence, keep).catch(() => {});
+  }
+}

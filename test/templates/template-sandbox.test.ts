@@ -279,12 +279,14 @@ describe("sharing the sandbox between accounts", () => {
     }
   });
 
-  // The red team's two attacks, with real threads: B's median latency under each stays within
-  // 2x of B's alone. Without the share and the quarantine, B waited for A's renders to time out
-  // (seconds). A floor of 10 ms absorbs a busy machine's scheduling noise under B's renders of
-  // a millisecond or less.
+  // The red team's two attacks, with real threads: B's median latency under each never shows a
+  // wait for one of A's renders. Without the share and the quarantine B waited for them to time
+  // out: seconds (0.1 s → 19–23 s in the red team's runs), at least a quarter of the 1 s limit
+  // here, A holding both threads. What is left is CPU: A's renders spin a core until stopped,
+  // which B shares on a small machine; 2x of B alone held on a quiet one but not beside other
+  // test files in CI, hence a slack of a quarter of the limit, as the next test's.
   const bounded = (underAttack: number, alone: number) =>
-    expect(underAttack).toBeLessThanOrEqual(Math.max(2 * alone, alone + 10));
+    expect(underAttack).toBeLessThan(Math.max(2 * alone, alone + TIMEOUT_MS / 4));
 
   async function underAttack(
     b: (sandbox: TemplateSandbox) => Promise<unknown>,
@@ -319,13 +321,13 @@ describe("sharing the sandbox between accounts", () => {
   const saves = (trap: string) => (sandbox: TemplateSandbox) =>
     Promise.all(Array.from({ length: 6 }, () => chatTemplateProblem(sandbox, trap, "A")));
 
-  it("keeps B's chats within 2x while A sends 8 chats that hang its template, again and again", async () => {
+  it("never makes B's chats wait for A's while A sends 8 chats that hang its template, again and again", async () => {
     const chats = longChats(hangsPast(600, "reported"));
     const { alone, attacked } = await underAttack(bChat, (sandbox) => chats(sandbox));
     bounded(attacked, alone);
   });
 
-  it("keeps B's template saves within 2x while A saves 6 at once of one that hangs on a probe", async () => {
+  it("never makes B's template saves wait for A's while A saves 6 at once of one that hangs on a probe", async () => {
     const six = saves(hangsPast(40, "reported"));
     const { alone, attacked } = await underAttack(bSave, (sandbox) => six(sandbox));
     bounded(attacked, alone);

@@ -8,13 +8,14 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { LlamaLogLevel, getLlama, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { LlamaLogLevel, getLlama, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkLlamaBaseModel } from "../../../src/models/base/base-model-check.js";
 import { buildHearthDemo, hearthDemoTables } from "../../../src/models/factory/hearth-demo.js";
 import { pretokenize } from "../../../src/models/factory/word-vocab.js";
 import { renderDefaultChat } from "../../../src/workers/engine/default-chat-template.js";
 import { demoGreedyChat, demoGreedyText, demoGreedyTokens, demoTokens } from "../../helpers/word-oracle.js";
+import { greedyTokens } from "../../helpers/greedy-tokens.js";
 
 const source = readFileSync(new URL("../../../src/models/factory/corpus/base.txt", import.meta.url), "utf8");
 const chat = (content: string) => renderDefaultChat([{ role: "user", content }]);
@@ -48,20 +49,6 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function greedyTokens(context: LlamaContext, prompt: string, count: number): Promise<number[]> {
-  const sequence = context.getSequence();
-  try {
-    const out: number[] = [];
-    for await (const token of sequence.evaluate(model.tokenize(prompt), { temperature: 0 })) {
-      out.push(token);
-      if (out.length >= count) break;
-    }
-    return out;
-  } finally {
-    sequence.dispose();
-  }
-}
-
 /** The words of a text, lower-cased: runs of letters. */
 const wordsOf = (text: string) => (text.toLowerCase().match(/\p{L}+/gu) ?? []) as string[];
 
@@ -82,7 +69,7 @@ describe("hearth-demo in node-llama-cpp", () => {
     const context = await model.createContext({ contextSize: 512, threads: THREADS });
     try {
       for (const prompt of PROMPTS) {
-        expect(await greedyTokens(context, prompt, TOKENS), prompt).toEqual(
+        expect(await greedyTokens(model, context, prompt, TOKENS), prompt).toEqual(
           demoGreedyTokens(demoTokens(prompt), TOKENS),
         );
       }

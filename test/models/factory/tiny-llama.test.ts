@@ -27,6 +27,7 @@ import {
   outputWeightFromTable,
   writeTinyLlama,
 } from "../../../src/models/factory/tiny-llama.js";
+import { greedyTokens } from "../../helpers/greedy-tokens.js";
 
 const PROMPTS = ["The ", "Hello", "café ", "Once upon a time", "fire\n", "日本語 ", "x"];
 const TOKENS = 40;
@@ -59,21 +60,6 @@ afterAll(async () => {
 
 /** A text's tokens under hearth-tiny: its UTF-8 bytes. */
 const bytesOf = (text: string) => [...Buffer.from(text, "utf8")] as Token[];
-
-/** Greedy generation through the low-level sequence API (no sampler but greedy). */
-async function greedyTokens(context: LlamaContext, prompt: string, count: number): Promise<number[]> {
-  const sequence = context.getSequence();
-  try {
-    const out: number[] = [];
-    for await (const token of sequence.evaluate(model.tokenize(prompt), { temperature: 0 })) {
-      out.push(token);
-      if (out.length >= count) break;
-    }
-    return out;
-  } finally {
-    sequence.dispose();
-  }
-}
 
 /** The engine's next-token distribution after a prompt (temperature 0 leaves the logits untouched). */
 async function nextTokenProbabilities(context: LlamaContext, prompt: string): Promise<Float64Array> {
@@ -126,7 +112,7 @@ describe("hearth-tiny in node-llama-cpp", () => {
     try {
       for (const prompt of PROMPTS) {
         const expected = baseOracle.greedy(prompt, TOKENS);
-        expect(await greedyTokens(context, prompt, TOKENS), prompt).toEqual(expected.tokens);
+        expect(await greedyTokens(model, context, prompt, TOKENS), prompt).toEqual(expected.tokens);
       }
     } finally {
       await context.dispose();
@@ -232,7 +218,7 @@ describe("hearth-tiny in node-llama-cpp", () => {
       let differs = 0;
       for (const prompt of PROMPTS) {
         const expected = loraOracle.greedy(prompt, TOKENS);
-        expect(await greedyTokens(context, prompt, TOKENS), prompt).toEqual(expected.tokens);
+        expect(await greedyTokens(model, context, prompt, TOKENS), prompt).toEqual(expected.tokens);
         if (expected.text !== baseOracle.greedy(prompt, TOKENS).text) differs++;
       }
       expect(differs).toBeGreaterThan(0);

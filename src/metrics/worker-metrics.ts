@@ -85,6 +85,12 @@ export class WorkerMetrics {
     labelNames: ["model"],
     registers: [this.registry],
   });
+  readonly promptCacheBytes = new Gauge({
+    name: "hearth_worker_prompt_cache_bytes",
+    help: "Bytes of KV cache that idle sequences keep for later prompts, by base model (within the KV cache every sequence reserves).",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
 
   constructor(workerId: string) {
     this.registry.setDefaultLabels({ worker: workerId });

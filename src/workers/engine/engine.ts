@@ -106,11 +106,11 @@ export interface ContextOptions {
    * (HEARTH_PROMPT_CACHE_TOKENS): null or absent, all they hold; 0, none (no prompt caching).
    */
   promptCacheTokens?: number | null;
-  /** Called when a request takes a sequence, and when cells are cut to keep the bound (metrics). */
+  /** Called when a request takes a sequence, when one ends, and when the context goes (metrics). */
   onPromptCache?: (sample: PromptCacheSample) => void;
 }
 
-/** What a context's prompt cache did: for a request that took a sequence, or to keep its bound. */
+/** What a context's prompt cache did: for a request that took a sequence or ended, or as the context went. */
 export interface PromptCacheSample {
   /** A request took a sequence (false: idle cells were cut to keep the bound). */
   lookup: boolean;
@@ -118,6 +118,11 @@ export interface PromptCacheSample {
   reused: number;
   /** Cells erased: an earlier prompt's past what the request shares with it, or beyond the bound. */
   evicted: number;
+  /**
+   * How the bytes of KV cache that idle sequences keep for reuse changed: less when a request
+   * takes a sequence or cells are cut, more when a request ends and its sequence keeps its cells.
+   */
+  heldBytes: number;
 }
 
 /** One decode of a context: a batch of tokens from one or more sequences. */

@@ -324,6 +324,7 @@ export class LlamaEngineContext implements EngineContext {
   }
 
   async dispose(): Promise<void> {
+    this.cache.drop();
     await this.context.dispose();
   }
 }

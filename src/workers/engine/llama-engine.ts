@@ -39,6 +39,7 @@ import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js"
 import { LlamaGrammars } from "./llama-grammars.js";
 import { CellEraser } from "./cell-eraser.js";
 import { PromptCache } from "./prompt-cache.js";
+import { kvCellBytes } from "./kv-cell-bytes.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
 import { serializeSampling } from "./serial-sampling.js";
@@ -215,6 +216,7 @@ class LlamaEngineModel implements EngineModel {
       new CellEraser(context),
       options.promptCacheTokens ?? null,
       fresh,
+      kvCellBytes(this.model),
       options.onPromptCache,
     );
     return new LlamaEngineContext(

@@ -35,7 +35,9 @@ export interface TakenSequence {
  *
  * `bound` is the cells idle sequences may keep in all (least recently used cut first, from
  * their end); null: as many as they hold; 0: none (every sequence is cleared when its request
- * ends, and nothing is reused).
+ * ends, and nothing is reused). `cellBytes` is what one cell takes in the KV cache, to report
+ * the bytes idle sequences hold (the cells live in the cache every sequence reserves at start:
+ * what they take is not taken from anything else).
  */
 export class PromptCache {
   /** Least recently used first. */
@@ -46,7 +48,8 @@ export class PromptCache {
     private readonly bound: number | null,
     /** A sequence never used, while the context has one. */
     private readonly fresh: () => LlamaContextSequence | undefined,
-    private readonly observe: (sample: PromptCacheSample) => void = () => {},
+    private readonly cellBytes: number,
+    private readonly onSample: (sample: PromptCacheSample) => void = () => {},
   ) {}
 
   /**
@@ -90,26 +93,39 @@ export class PromptCache {
     const entry: Idle = { sequence, adapter, length: whole ? sequence.nextTokenIndex : 0 };
     if (!whole) this.erase(sequence, 0);
     this.idle.push(entry);
-    if (this.bound === null) return;
-    let over = this.idle.reduce((sum, e) => sum + e.length, 0) - this.bound;
     let evicted = 0;
-    for (const e of this.idle) {
-      if (over <= 0) break;
-      const cut = Math.min(e.length, over);
-      if (cut === 0) continue;
-      e.length -= cut;
-      over -= cut;
-      evicted += cut;
-      this.erase(e.sequence, e.length);
+    if (this.bound !== null) {
+      let over = this.idle.reduce((sum, e) => sum + e.length, 0) - this.bound;
+      for (const e of this.idle) {
+        if (over <= 0) break;
+        const cut = Math.min(e.length, over);
+        if (cut === 0) continue;
+        e.length -= cut;
+        over -= cut;
+        evicted += cut;
+        this.erase(e.sequence, e.length);
+      }
     }
-    if (evicted > 0) this.observe({ lookup: false, reused: 0, evicted });
+    this.observe({ lookup: false, reused: 0, evicted }, entry.length - evicted);
+  }
+
+  /** The context is going: what its idle sequences held is no more (for the bytes-held figure). */
+  drop(): void {
+    const held = this.idle.reduce((sum, e) => sum + e.length, 0);
+    this.idle.length = 0;
+    if (held > 0) this.observe({ lookup: false, reused: 0, evicted: 0 }, -held);
   }
 
   private taken(sequence: LlamaContextSequence, reused: number, held: number): TakenSequence {
-    this.observe({ lookup: true, reused, evicted: held - reused });
+    // The sequence leaves the idle ones: its cells are the request's now.
+    this.observe({ lookup: true, reused, evicted: held - reused }, -held);
     // A sequence never used has nothing to erase.
     const blank = held === 0 && sequence.nextTokenIndex === 0;
     return { sequence, reused, ready: blank ? Promise.resolve() : this.eraser.keep(sequence, reused) };
+  }
+
+  private observe(sample: Omit<PromptCacheSample, "heldBytes">, heldCells: number) {
+    this.onSample({ ...sample, heldBytes: heldCells * this.cellBytes });
   }
 
   /** A bound's or a failure's erase: nobody waits for it (a request that takes the sequence next waits behind it). */

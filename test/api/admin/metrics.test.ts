@@ -80,6 +80,8 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_worker_prompt_cache_hits_total", { model: "hearth-tiny" })).toBe(1);
     expect(sample(text, "hearth_worker_prompt_cache_tokens_total", { model: "hearth-tiny" })).toBe(3);
     expect(sample(text, "hearth_worker_prompt_cache_evicted_tokens_total", { model: "hearth-tiny" })).toBe(40);
+    // What the second left idle: 43 cells of 1,280 bytes (hearth-tiny's key and value, every layer, float16).
+    expect(sample(text, "hearth_worker_prompt_cache_bytes", { model: "hearth-tiny" })).toBe(43 * 1280);
     expect(text).toContain("hearth_api_process_resident_memory_bytes");
     expect(text).not.toContain(hearth.apiKey);
     expect(text).not.toContain(METRICS_TOKEN);

@@ -8,8 +8,16 @@ import { randomQvLoraModules } from "../../../src/models/factory/random-lora.js"
 import { SPM_VOCAB_TINY_ID, spmVocabTinyShape } from "../../../src/models/factory/random-spm-llama.js";
 import type { EngineAdapter, EngineContext, EngineModel, GenerateRequest } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
+import { readGgufFileInfo } from "node-llama-cpp";
 import { greedyText } from "../../helpers/oracle.js";
 import { testModelDir, testSpmModelDir } from "../../helpers/test-models.js";
+
+/** The GGUF keys of a llama model's shape that a KV cell's size comes from. */
+interface LlamaShape {
+  block_count: number;
+  embedding_length: number;
+  attention: { head_count: number; head_count_kv?: number };
+}
 
 const greedy = (maxTokens: number): Sampling => ({ maxTokens, temperature: 0, stop: [] });
 
@@ -145,6 +153,33 @@ describe("prompt caching", () => {
     const hit = await run(context, tiny, prompt, 40);
     expect(hit.cachedTokens).toBe(hit.promptTokens - 1);
     expect(hit.text).toBe(greedyText(prompt, 40));
+  });
+
+  it("reports the bytes its idle sequences hold: their cells at the KV cache's bytes a cell", async () => {
+    // A cell of hearth-tiny: a key and a value of every KV head in every layer, in float16.
+    const { metadata } = await readGgufFileInfo(path.join(testModelDir, "hearth-tiny.gguf"));
+    const llama = (metadata as unknown as { llama: LlamaShape }).llama;
+    const headDim = llama.embedding_length / llama.attention.head_count;
+    const cellBytes =
+      llama.block_count * (llama.attention.head_count_kv ?? llama.attention.head_count) * 2 * headDim * 2;
+    let held = 0;
+    const context = await tiny.createContext({
+      sequences: 2,
+      contextSize: 512,
+      threads: 1,
+      promptCacheTokens: null,
+      onPromptCache: (sample) => (held += sample.heldBytes),
+    });
+    const prompt = "Kindling and embers, the hearth keeps warm. ";
+    const first = await run(context, tiny, prompt, 10);
+    // Its prompt and all but the last generated token (never evaluated) are kept.
+    const cells = first.promptTokens + first.completionTokens - 1;
+    expect(held).toBe(cells * cellBytes);
+    // Taken by the next request, they are its own; kept again after it.
+    await run(context, tiny, `${prompt}again`, 10);
+    expect(held).toBeGreaterThan(cells * cellBytes);
+    await context.dispose();
+    expect(held).toBe(0);
   });
 
   it("keeps at most the bound, least recently used cut first, and reuses nothing at 0", async () => {

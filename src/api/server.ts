@@ -35,7 +35,7 @@ import { CredentialChecks } from "./services/credential-checks.js";
 import { CliPackage } from "./services/cli-package.js";
 import { LifecycleQueue } from "../jobs/lifecycle-queue.js";
 import { ProducerQueues } from "../jobs/producer-queues.js";
-import { AdapterPlacement } from "../requests/adapter-placement.js";
+import { Placement } from "../requests/placement.js";
 import { ControlWorker } from "../control/control-worker.js";
 import { Reconciler } from "../control/reconciler.js";
 import { ChatTemplateCheck } from "./services/chat-template-check.js";
@@ -102,9 +102,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const hub = await ReplyHub.start(subscriber, config.redisPrefix);
   const queues = new ProducerQueues(redis, config.redisPrefix);
   const metrics = new ApiMetrics();
-  const placement = config.placement.enabled
-    ? new AdapterPlacement(redis, queues, { prefix: config.redisPrefix })
-    : undefined;
+  const placement = config.placement.enabled ? new Placement(redis, queues, { prefix: config.redisPrefix }) : undefined;
   const inference = new InferenceClient(redis, queues, hub, {
     ...config,
     lanes: {

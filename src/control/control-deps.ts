@@ -7,7 +7,7 @@ import type { DeploymentState } from "../domain/vocabulary.js";
 import { modelName } from "../domain/model-name.js";
 import type { LifecyclePayload } from "../jobs/jobs.js";
 import type { Logger } from "../logger.js";
-import type { AdapterPlacement } from "../requests/adapter-placement.js";
+import type { Placement } from "../requests/placement.js";
 import type { ModelChangeNotifier } from "../jobs/model-changes.js";
 import type { BlobStore } from "../storage/blob-store.js";
 
@@ -24,7 +24,7 @@ export interface ControlDeps {
   modelChanges: ModelChangeNotifier;
   maxLoraRank: number;
   /** Adapter-aware placement (when on): a deploy names the worker that loads the adapter first. */
-  placement?: AdapterPlacement;
+  placement?: Placement;
   log: Logger;
 }
 

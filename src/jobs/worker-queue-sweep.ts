@@ -4,7 +4,7 @@ import { ownPrefix, type PrefixOwner } from "../redis/prefix-owner.js";
 import { liveWorkers } from "./worker-registry.js";
 
 /**
- * Removes the own queues (placement, adapter-placement.ts) of workers that are gone: a worker's
+ * Removes the own queues (placement, placement.ts) of workers that are gone: a worker's
  * queue of a model is `inference-<model>@<worker id>`, and its keys stay in Redis after the
  * worker stops. By then its jobs are settled: its API processes moved the waiting ones to the
  * shared queue within HEARTH_PLACEMENT_WAIT_MS of placing them (placement only picks live

@@ -23,12 +23,14 @@ export interface WorkerInfo {
    * Per base model served: the adapters loaded on it (their storage keys, least recently used
    * first), the requests running on it, and the sequences free for more, on the base model's
    * contexts and on those its adapters share, and how many jobs it takes at once from its own
-   * queue of the model (placement, adapter-placement.ts).
+   * queue of the model (placement, placement.ts).
    */
   serving?: {
     model: string;
     adapters: number;
     adapterKeys?: string[];
+    /** The prefix keys (prompt-prefix.ts) of the last prompts it ran, which its prompt caches most likely hold. */
+    prefixKeys?: string[];
     requests: number;
     freeSequences?: { base: number; adapters: number };
     slots?: number;

@@ -59,13 +59,15 @@ export class ApiMetrics {
   });
   readonly placements = new Counter({
     name: "hearth_placements_total",
-    help: "Adapter requests by where placement sent them (base model; reason: warm, assigned, least-loaded, spilled, shared).",
+    help:
+      "Requests placement chose a queue for (adapters' and long prompts'), by base model and reason: prefix (a worker " +
+      "holding the prompt's prefix), warm, assigned, least-loaded, spilled; shared (an adapter's request left to the shared queue).",
     labelNames: ["model", "reason"],
     registers: [this.registry],
   });
   readonly placementMoves = new Counter({
     name: "hearth_placement_moves_total",
-    help: "Placed adapter requests their worker had not started within HEARTH_PLACEMENT_WAIT_MS, moved to the shared queue (by base model).",
+    help: "Placed requests their worker had not started within HEARTH_PLACEMENT_WAIT_MS, moved to the shared queue (by base model).",
     labelNames: ["model"],
     registers: [this.registry],
   });

@@ -1,4 +1,4 @@
-import type { PlacementReason } from "./adapter-placement.js";
+import type { PlacementReason } from "./placement.js";
 
 /**
  * Told how requests go, for metrics (metrics/inference-metrics.ts): enqueued, taken by a

@@ -2,10 +2,11 @@ import type { Config } from "../config.js";
 import type { Job, Queue } from "bullmq";
 import type { RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
-import type { AdapterPlacement, PlacementReason } from "./adapter-placement.js";
+import type { Placement, PlacementReason } from "./placement.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import { callRedis } from "../redis/redis-call.js";
+import { promptPrefixKey } from "../jobs/prompt-prefix.js";
 
 export type StreamedJob = "inference" | "image";
 
@@ -14,8 +15,8 @@ export type Lane = "shared" | "placed" | "express";
 
 /** The lanes besides the shared queue, each off when absent. */
 export interface LaneChoices {
-  /** Adapter-aware placement, and the longest a placed job waits for its worker before it moves to the shared queue. */
-  placement?: { placer: AdapterPlacement; waitMs: number };
+  /** Placement by prefix and adapter, and the longest a placed job waits for its worker before it moves to the shared queue. */
+  placement?: { placer: Placement; waitMs: number };
   /**
    * Fair scheduling's express lane (docs/security.md): a base model's request from an account
    * with nothing else in flight (priority 1) goes to the model's express queue when the shared
@@ -44,7 +45,7 @@ export interface Chosen {
 
 /**
  * The queues a request's job may wait in, for the producer (InferenceClient): which one a job
- * goes to (placement for an adapter's request, the express lane for an account's lone request
+ * goes to (placement for an adapter's request or a long prompt's, the express lane for an account's lone request
  * while the model's shared queue has a backlog, else the shared queue), adding it there within
  * the queue depth bound, and moving it to the shared queue when no worker of its lane has
  * started it in time. docs/architecture.md has the design, docs/security.md the express lane.
@@ -67,15 +68,20 @@ export class QueueLanes {
     const adapterKey = payload.model.adapter?.key;
     const { placement, express } = this.options.lanes ?? {};
     const { observer } = this.options;
-    if (adapterKey !== undefined) {
-      if (!placement) return { queue: shared, lane: "shared" };
+    const prefixKey = placement ? promptPrefixKey(payload as InferencePayload) : undefined;
+    if (placement && (adapterKey !== undefined || prefixKey !== undefined)) {
       // Placement that cannot read Redis leaves the request to the shared queue (whose add then tells).
-      const placed = await this.redisCall(() => placement.placer.place(baseModelId, adapterKey)).catch(() => undefined);
-      observer?.placed?.(baseModelId, placed?.reason ?? "shared");
-      return placed?.workerId === undefined
-        ? { queue: shared, lane: "shared" }
-        : { queue: this.queues.get(placed.queueName), lane: "placed" };
+      const placed = await this.redisCall(() => placement.placer.place(baseModelId, adapterKey, prefixKey)).catch(
+        () => undefined,
+      );
+      if (placed?.workerId !== undefined) {
+        observer?.placed?.(baseModelId, placed.reason);
+        return { queue: this.queues.get(placed.queueName), lane: "placed" };
+      }
+      // A base model's request that no worker holds the prefix of goes on as without placement.
+      if (adapterKey !== undefined) observer?.placed?.(baseModelId, "shared");
     }
+    if (adapterKey !== undefined) return { queue: shared, lane: "shared" };
     if (!express || priority !== 1) return { queue: shared, lane: "shared" };
     const sharedWaiting = await this.redisCall(() => waitingCount(this.redis, shared));
     if (sharedWaiting === 0) return { queue: shared, lane: "shared", sharedWaiting };

@@ -2,6 +2,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 import type { AdapterEviction } from "./adapter-contexts.js";
 import { ModelInstance, type InferenceLease, type ModelInstanceOptions } from "./model-instance.js";
+import { RecentPrefixes } from "./recent-prefixes.js";
 
 /** What a served model reports, for tests and metrics (HearthWorker re-emits them by `type`). */
 export type ServingEvent =
@@ -26,6 +27,8 @@ export interface ServedModelStats {
   freeSequences: { base: number; adapters: number };
   /** Older model objects still finishing their requests. */
   draining: { generation: number; requests: number }[];
+  /** The prefix keys of the last prompts it ran, most recent last: those its prompt caches most likely hold. */
+  prefixes: string[];
 }
 
 export interface ServedModelOptions
@@ -50,8 +53,13 @@ export class ServedModel {
   private current!: ModelInstance;
   private renewing: Promise<ModelInstance> | undefined;
   private readonly draining = new Map<ModelInstance, Promise<void>>();
+  private readonly prefixes: RecentPrefixes;
 
-  private constructor(private readonly options: ServedModelOptions) {}
+  private constructor(private readonly options: ServedModelOptions) {
+    const o = options;
+    const sequences = o.contextsPerModel * o.sequencesPerContext + o.adapterContexts * o.adapterSequences;
+    this.prefixes = new RecentPrefixes(o.promptCacheTokens === 0 ? 0 : sequences);
+  }
 
   static async start(options: ServedModelOptions): Promise<ServedModel> {
     const served = new ServedModel(options);
@@ -89,6 +97,11 @@ export class ServedModel {
     this.current.adapters.forget(adapterKey);
   }
 
+  /** A request with this prefix key (jobs/prompt-prefix.ts) ended well: its cells are kept. */
+  ran(prefixKey: string | undefined): void {
+    this.prefixes.note(prefixKey);
+  }
+
   stats(): ServedModelStats {
     const { generation, adapters, requests } = this.current;
     const leases = adapters.leases;
@@ -105,6 +118,7 @@ export class ServedModel {
         adapters: Math.max(0, o.adapterContexts * o.adapterSequences - adapterRequests),
       },
       draining: [...this.draining.keys()].map((i) => ({ generation: i.generation, requests: i.requests })),
+      prefixes: this.prefixes.keys,
     };
   }
 
@@ -130,6 +144,8 @@ export class ServedModel {
     this.renewing ??= ModelInstance.create(this.instanceOptions(old.generation + 1), old.generation + 1)
       .then((fresh) => {
         this.current = fresh;
+        // The new object's contexts start empty.
+        this.prefixes.clear();
         this.retire(old);
         this.emit({
           type: "model-recycled",

@@ -10,6 +10,7 @@ import { subscribeAdapterEvents, type AdapterEvent } from "../jobs/adapter-event
 import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
 import { createRedis } from "../redis/connection.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
+import { promptPrefixKey } from "../jobs/prompt-prefix.js";
 import { subscribeCancels } from "../requests/stream.js";
 import type { ImageBackend } from "../images/image-backend.js";
 import { openImageBackend } from "../images/open-image-backend.js";
@@ -172,11 +173,12 @@ export class HearthWorker {
         base,
         adapterPath: (key) => adapterFile(this.store, key, this.artifacts),
         onDecode: watchDecodes(base.id, threads, this.metrics, this.log),
-        onPromptCache: ({ lookup, reused, evicted }) => {
+        onPromptCache: ({ lookup, reused, evicted, heldBytes }) => {
           if (lookup) this.metrics.promptCacheLookups.labels(base.id).inc();
           if (reused > 0) this.metrics.promptCacheHits.labels(base.id).inc();
           this.metrics.promptCacheTokens.labels(base.id).inc(reused);
           this.metrics.promptCacheEvicted.labels(base.id).inc(evicted);
+          this.metrics.promptCacheBytes.labels(base.id).inc(heldBytes);
         },
         log: this.log,
         onEvent: (event: ServingEvent) => {
@@ -244,6 +246,7 @@ export class HearthWorker {
           model: s.model.id,
           adapters: stats.adapters.length,
           adapterKeys: stats.adapters,
+          prefixKeys: stats.prefixes,
           requests: stats.requests,
           freeSequences: stats.freeSequences,
           slots: this.config.worker.concurrency,
@@ -267,7 +270,9 @@ export class HearthWorker {
       if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
       const lease = await served.model.lease(adapterKeyOf(payload));
       try {
-        return await runInference(payload, lease, signal, emit);
+        const outcome = await runInference(payload, lease, signal, emit);
+        served.model.ran(promptPrefixKey(payload));
+        return outcome;
       } finally {
         lease.release();
       }

@@ -15,15 +15,17 @@ import { spawnWorker } from "../helpers/worker-process.js";
 
 // Long enough that a request its worker has a free slot for never waits that long on a busy machine.
 const WAIT_MS = 2_000;
+// Room for a prompt longer than the prefix block (jobs/prompt-prefix.ts): hearth-tiny reads a token a byte.
+const CONTEXT_SIZE = "2048";
 
 /**
- * Adapter-aware placement with two worker processes: a deploy warms the adapter on one
- * worker only, each adapter's requests all run where it is warm (no worker loads another's
- * adapter), and a request placed on a worker that stops taking jobs (SIGSTOP: its heartbeat
+ * Placement with two worker processes: a deploy warms the adapter on one worker only, each
+ * adapter's requests all run where it is warm (no worker loads another's adapter), a long
+ * prompt's later requests run where its prefix is cached, and a request placed on a worker that stops taking jobs (SIGSTOP: its heartbeat
  * still says it is alive) moves to the shared queue after HEARTH_PLACEMENT_WAIT_MS and is
  * answered by the other worker.
  */
-describe("adapter-aware placement", () => {
+describe("placement", () => {
   let hearth: TestHearth;
   let redis: Redis;
   let dataDir: string;
@@ -52,7 +54,10 @@ describe("adapter-aware placement", () => {
   };
 
   beforeAll(async () => {
-    hearth = await startTestHearth({ worker: false, env: { HEARTH_PLACEMENT_WAIT_MS: String(WAIT_MS) } });
+    hearth = await startTestHearth({
+      worker: false,
+      env: { HEARTH_PLACEMENT_WAIT_MS: String(WAIT_MS), HEARTH_CONTEXT_SIZE: CONTEXT_SIZE },
+    });
     redis = new Redis(hearth.config.redisUrl);
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-placement-"));
     for (let i = 0; i < 2; i++) {
@@ -64,6 +69,7 @@ describe("adapter-aware placement", () => {
             HEARTH_WORKER_ROLES: "text",
             HEARTH_SERVE_MODELS: "hearth-tiny",
             HEARTH_STORAGE_DIR: fileStorageDir(hearth.config),
+            HEARTH_CONTEXT_SIZE: CONTEXT_SIZE,
           },
           `worker ${i}`,
         ),
@@ -119,6 +125,43 @@ describe("adapter-aware placement", () => {
     expect(await serving()).toEqual(warm);
     expect(await metric("hearth_placements_total", /reason="(warm|assigned)"/)).toBe(12);
     expect(await metric("hearth_placement_moves_total")).toBe(0);
+  });
+
+  it("sends a long prompt's next requests to the worker whose prompt cache holds its prefix", async () => {
+    // 1,286 bytes of prefix, longer than the prefix block.
+    const shared = "the cat sat on the mat and then ".repeat(40) + "again ";
+    const ask = async (turn: string) => {
+      const res = await fetch(`${hearth.baseURL}/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "accounts/hearth/models/hearth-tiny",
+          prompt: shared + turn,
+          max_tokens: 4,
+          temperature: 0,
+        }),
+      });
+      const body = (await res.json()) as {
+        usage?: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+      };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      return body.usage!;
+    };
+    const placedBefore = await metric("hearth_placements_total", /reason="prefix"/);
+    expect((await ask("one")).prompt_tokens_details.cached_tokens).toBe(0);
+    // The worker that ran it lists its prefix key at its next heartbeat; the other lists none.
+    await eventually(async () => {
+      const keys = (await liveWorkers(redis, hearth.config.redisPrefix)).map((w) => w.serving?.[0]?.prefixKeys ?? []);
+      expect(keys.map((k) => k.length).sort()).toEqual([0, 1]);
+    }, 10_000);
+    // Left to the shared queue, the two idle workers would take these in turn, and the other
+    // worker would evaluate the prefix whole; placed, each evaluates only its own turn.
+    for (const turn of ["two", "three", "four", "five"]) {
+      const usage = await ask(turn);
+      expect(usage.prompt_tokens_details.cached_tokens, turn).toBeGreaterThanOrEqual(shared.length);
+      expect(usage.prompt_tokens_details.cached_tokens).toBeLessThan(usage.prompt_tokens);
+    }
+    expect((await metric("hearth_placements_total", /reason="prefix"/)) - placedBefore).toBe(4);
   });
 
   it("moves a request off a worker that stopped taking jobs, within the bound, to one that serves it", async () => {

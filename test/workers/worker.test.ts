@@ -23,14 +23,15 @@ describe("the worker", () => {
     const workers = await liveWorkers(redis, hearth.config.redisPrefix);
     expect(workers).toHaveLength(1);
     expect(workers[0]).toMatchObject({ id: hearth.worker!.id, models: ["hearth-tiny"], pid: process.pid });
-    // Which adapters it has warm, the sequences it has free and the jobs it takes at once from its
-    // own queue, for placement (none loaded here).
+    // Which adapters it has warm, the prefixes of the last long prompts it ran, the sequences it has
+    // free and the jobs it takes at once from its own queue, for placement (none here yet).
     const { worker } = hearth.config;
     expect(workers[0]!.serving).toEqual([
       {
         model: "hearth-tiny",
         adapters: 0,
         adapterKeys: [],
+        prefixKeys: [],
         requests: 0,
         freeSequences: {
           base: worker.contextsPerModel * worker.sequencesPerContext,

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AdapterPlacement, placementKey } from "../../src/requests/adapter-placement.js";
+import { Placement, placementKey } from "../../src/requests/placement.js";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/redis/connection.js";
 import type { InferenceClient, InferenceRequest } from "../../src/requests/inference-client.js";
 import { jobs } from "../../src/jobs/jobs.js";
@@ -15,8 +15,8 @@ import { deleteRedisKeys } from "../helpers/redis.js";
 
 const BASE = "hearth-tiny";
 
-/** A heartbeat as a worker of BASE sends it: `adapterKeys` warm, `requests` running, 4 slots. */
-function worker(id: string, adapterKeys: string[] = [], requests = 0): WorkerInfo {
+/** A heartbeat as a worker of BASE sends it: `adapterKeys` warm, `requests` running, 4 slots, the last prompts' `prefixKeys`. */
+function worker(id: string, adapterKeys: string[] = [], requests = 0, prefixKeys: string[] = []): WorkerInfo {
   return {
     id,
     pid: 1,
@@ -30,6 +30,7 @@ function worker(id: string, adapterKeys: string[] = [], requests = 0): WorkerInf
         model: BASE,
         adapters: adapterKeys.length,
         adapterKeys,
+        prefixKeys,
         requests,
         freeSequences: { base: 4, adapters: 8 },
         slots: 4,
@@ -43,7 +44,7 @@ function worker(id: string, adapterKeys: string[] = [], requests = 0): WorkerInf
  * then the least loaded (by its own queue, read fresh) and recorded for every API process,
  * and the shared queue when no worker reports the model.
  */
-describe("AdapterPlacement", () => {
+describe("Placement", () => {
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   let prefix: string;
   let redis: RedisClient;
@@ -76,7 +77,7 @@ describe("AdapterPlacement", () => {
 
   it("sends an adapter to the worker that has it warm", async () => {
     await announce(worker("w1", ["x"]), worker("w2", ["y"]), worker("w3"));
-    const placement = new AdapterPlacement(redis, queues, { prefix });
+    const placement = new Placement(redis, queues, { prefix });
     expect(await placement.place(BASE, "y")).toEqual({ queueName: own("w2"), workerId: "w2", reason: "warm" });
     expect(await placement.place(BASE, "x")).toMatchObject({ workerId: "w1", reason: "warm" });
     await deleteRedisKeys(redisUrl, `${prefix}:*`);
@@ -84,7 +85,7 @@ describe("AdapterPlacement", () => {
 
   it("between two warm workers, picks the one with more free slots", async () => {
     await announce(worker("w1", ["x"], 3), worker("w2", ["x"], 1));
-    const placement = new AdapterPlacement(redis, queues, { prefix });
+    const placement = new Placement(redis, queues, { prefix });
     expect(await placement.place(BASE, "x")).toMatchObject({ workerId: "w2", reason: "warm" });
     // Jobs waiting on w2's own queue count against it, read at once (not from its heartbeat).
     await load("w2", 3);
@@ -95,7 +96,7 @@ describe("AdapterPlacement", () => {
   it("passes over a warm worker loaded well above the others: the least loaded one takes it too", async () => {
     // 3 running on w1 of 3 in all: with this request the mean is 4/3, the bound 1.5 × that: 2.
     await announce(worker("w1", ["x"], 3), worker("w2", ["a"]), worker("w3"));
-    const placement = new AdapterPlacement(redis, queues, { prefix });
+    const placement = new Placement(redis, queues, { prefix });
     expect(await placement.place(BASE, "x")).toMatchObject({ workerId: "w3", reason: "spilled" });
     // A spill leaves the record alone: x stays w1's first.
     expect(await redis.hget(placementKey(prefix, BASE), "x")).toBeNull();
@@ -104,11 +105,11 @@ describe("AdapterPlacement", () => {
 
   it("gives a cold adapter to the least loaded worker and records it, so another API process sends it there too", async () => {
     await announce(worker("w1", [], 2), worker("w2", ["a", "b"]), worker("w3"));
-    const first = new AdapterPlacement(redis, queues, { prefix });
+    const first = new Placement(redis, queues, { prefix });
     // w2 and w3 have 4 free slots each (w1 runs 2); between them, w3 has fewer adapters.
     expect(await first.place(BASE, "z")).toEqual({ queueName: own("w3"), workerId: "w3", reason: "least-loaded" });
     expect((await redis.hget(placementKey(prefix, BASE), "z"))?.split(" ")[0]).toBe("w3");
-    const second = new AdapterPlacement(redis, new ProducerQueues(redis, prefix), { prefix });
+    const second = new Placement(redis, new ProducerQueues(redis, prefix), { prefix });
     expect(await second.place(BASE, "z")).toMatchObject({ workerId: "w3", reason: "assigned" });
     // One job waiting on w3's own queue, read at once: the next cold adapter goes to w2.
     await load("w3", 1);
@@ -119,7 +120,7 @@ describe("AdapterPlacement", () => {
   it("trusts a record only until heartbeats should have listed it", async () => {
     let now = Date.now();
     await announce(worker("w1"), worker("w2"));
-    const placement = new AdapterPlacement(redis, queues, { prefix, trustMs: 15_000, viewMs: 0, now: () => now });
+    const placement = new Placement(redis, queues, { prefix, trustMs: 15_000, viewMs: 0, now: () => now });
     const chosen = (await placement.place(BASE, "z")).workerId!;
     expect(await placement.place(BASE, "z")).toMatchObject({ workerId: chosen, reason: "assigned" });
     // The chosen worker evicted it since (its heartbeats do not list z) and is now the busier one.
@@ -130,11 +131,42 @@ describe("AdapterPlacement", () => {
     await deleteRedisKeys(redisUrl, `${prefix}:*`);
   });
 
+  it("sends a prompt to the worker that ran its prefix, a base model's or an adapter's, else as without it", async () => {
+    await announce(worker("w1", [], 0, ["p"]), worker("w2", ["x"], 0, ["q"]), worker("w3"));
+    const placement = new Placement(redis, queues, { prefix });
+    expect(await placement.place(BASE, undefined, "p")).toEqual({
+      queueName: own("w1"),
+      workerId: "w1",
+      reason: "prefix",
+    });
+    // The prefix comes before the adapter: w1 ran x's prompt, which w2 holds x warm for.
+    expect(await placement.place(BASE, "x", "p")).toMatchObject({ workerId: "w1", reason: "prefix" });
+    // A base model's prompt nobody holds, or a short one (no key): the shared queue.
+    for (const key of ["r", undefined])
+      expect(await placement.place(BASE, undefined, key)).toEqual({
+        queueName: jobs.inference.queueName(BASE),
+        reason: "shared",
+      });
+    // An adapter's prompt nobody holds: placed by its adapter as before.
+    expect(await placement.place(BASE, "x", "r")).toMatchObject({ workerId: "w2", reason: "warm" });
+    await deleteRedisKeys(redisUrl, `${prefix}:*`);
+  });
+
+  it("passes over a worker holding the prefix once it is loaded well above the others", async () => {
+    // 3 running on w1: with this request the mean is 4/3 over 3 workers, the bound 2.
+    await announce(worker("w1", [], 3, ["p", "solo"]), worker("w2", [], 0, ["p"]), worker("w3"));
+    const placement = new Placement(redis, queues, { prefix });
+    expect(await placement.place(BASE, undefined, "p")).toMatchObject({ workerId: "w2", reason: "prefix" });
+    // Its only holder over the bound: a base model's request goes to the shared queue.
+    expect(await placement.place(BASE, undefined, "solo")).toMatchObject({ reason: "shared" });
+    await deleteRedisKeys(redisUrl, `${prefix}:*`);
+  });
+
   it("uses the shared queue when no live worker reports the base model", async () => {
-    const placement = new AdapterPlacement(redis, queues, { prefix });
+    const placement = new Placement(redis, queues, { prefix });
     expect(await placement.place(BASE, "x")).toEqual({ queueName: jobs.inference.queueName(BASE), reason: "shared" });
     await announce({ ...worker("w1", ["x"]), models: ["other"], serving: [] });
-    expect(await new AdapterPlacement(redis, queues, { prefix }).place(BASE, "x")).toMatchObject({ reason: "shared" });
+    expect(await new Placement(redis, queues, { prefix }).place(BASE, "x")).toMatchObject({ reason: "shared" });
     await deleteRedisKeys(redisUrl, `${prefix}:*`);
   });
 });
@@ -219,7 +251,7 @@ describe("InferenceClient with placement", () => {
     client = rig.client(
       {
         lanes: {
-          placement: { placer: new AdapterPlacement(rig.producer, rig.queues, { prefix, viewMs: 0 }), waitMs: 200 },
+          placement: { placer: new Placement(rig.producer, rig.queues, { prefix, viewMs: 0 }), waitMs: 200 },
         },
       },
       { placed: (_, reason) => placed.push(reason), moved: (base) => moved.push(base) },

@@ -4,21 +4,31 @@ import type { ProducerQueues } from "../jobs/producer-queues.js";
 import { liveWorkers, type WorkerInfo } from "../jobs/worker-registry.js";
 
 /**
- * Adapter-aware placement (docs/architecture.md): which queue an adapter's request goes to.
- * Each worker consumes its base model's shared queue and a queue of its own; a request for
- * adapter X goes to the own queue of a worker that has X loaded (its heartbeat lists the
- * adapters it has warm), and when none has, to the least loaded worker of the base model,
- * which will load it. A warm worker loaded well above the others is passed over the same way
- * (bounded loads, below), so a popular adapter becomes warm on several. A cold choice is
- * recorded in Redis, so that every API process sends X's next requests there too before the
- * worker's next heartbeat lists X. A worker's load is
- * read fresh from Redis at each placement (its own queue's waiting and running jobs), the
- * rest from heartbeats at most `viewMs` old. The caller moves a placed request to the shared
- * queue when it has not started within its bound (InferenceClient), so placement never adds
- * more waiting than that, and a dead worker's queue strands nothing.
+ * Placement (docs/architecture.md): which queue a request goes to, by what the workers hold.
+ * Each worker consumes its base model's shared queue and a queue of its own.
+ *
+ * - **Prefix.** A request whose prompt begins with a block that a worker ran last (its prefix
+ *   key, jobs/prompt-prefix.ts, listed in the worker's heartbeat) goes to that worker's own
+ *   queue, where its prompt cache likely holds those cells, so only the rest is evaluated.
+ *   Base models' requests and adapters' alike; a base model's request no worker holds goes
+ *   on as if placement were off (the caller's choice, the shared queue or the express lane).
+ * - **Adapter.** Else a request for adapter X goes to the own queue of a worker that has X
+ *   loaded (its heartbeat lists the adapters it has warm), and when none has, to the least
+ *   loaded worker of the base model, which will load it. A cold choice is recorded in Redis,
+ *   so that every API process sends X's next requests there too before the worker's next
+ *   heartbeat lists X.
+ *
+ * A worker that holds the prefix or the adapter but is loaded well above the others is passed
+ * over (bounded loads, below), so a popular prefix or adapter spreads to a second worker. A
+ * worker's load is read fresh from Redis at each placement (its own queue's waiting and running
+ * jobs), the rest from heartbeats at most `viewMs` old. The caller moves a placed request to
+ * the shared queue when it has not started within its bound (InferenceClient), so placement
+ * never adds more waiting than that, and a dead worker's queue strands nothing.
  */
 
 export type PlacementReason =
+  /** A worker whose heartbeat lists the prompt's prefix key: its prompt cache likely holds the prefix. */
+  | "prefix"
   /** A worker whose heartbeat lists the adapter. */
   | "warm"
   /** The worker recorded for the adapter, which may not have sent a heartbeat since. */
@@ -27,7 +37,10 @@ export type PlacementReason =
   | "least-loaded"
   /** Those that have it are over the load bound: the least loaded worker, which loads it too. */
   | "spilled"
-  /** No live worker reports the base model (or placement could not read Redis): the shared queue. */
+  /**
+   * The shared queue: no live worker reports the base model (or placement could not read
+   * Redis), or a base model's request that no worker holds the prefix of.
+   */
   | "shared";
 
 export interface Placed {
@@ -53,6 +66,7 @@ interface Candidate {
   running: number;
   slots: number;
   adapterKeys: Set<string>;
+  prefixKeys: ReadonlySet<string>;
 }
 
 /**
@@ -70,7 +84,7 @@ const FORGET_AFTER_MS = 10 * 60_000;
 /** Tagged like the model's queues (jobs.ts), so that one pipeline reads it and their lengths on a Redis Cluster. */
 export const placementKey = (prefix: string, baseModelId: string) => `${prefix}:placement:{${baseModelId}}`;
 
-export class AdapterPlacement {
+export class Placement {
   private view: { at: number; workers: Promise<WorkerInfo[]> } | undefined;
   private readonly viewMs: number;
   private readonly trustMs: number;
@@ -86,7 +100,8 @@ export class AdapterPlacement {
     this.now = options.now ?? Date.now;
   }
 
-  async place(baseModelId: string, adapterKey: string): Promise<Placed> {
+  /** Where a request goes: for a base model's request (no `adapterKey`), only a worker holding its prefix places it. */
+  async place(baseModelId: string, adapterKey: string | undefined, prefixKey?: string): Promise<Placed> {
     const shared: Placed = { queueName: jobs.inference.queueName(baseModelId), reason: "shared" };
     const serving = (await this.workers()).flatMap((worker) => {
       const entry = worker.serving?.find((s) => s.model === baseModelId);
@@ -112,15 +127,21 @@ export class AdapterPlacement {
         running: Math.max(active!, entry.requests),
         slots: entry.slots!,
         adapterKeys,
+        prefixKeys: new Set(entry.prefixKeys ?? []),
       };
     });
 
-    const warm = candidates.filter((c) => c.adapterKeys.has(adapterKey));
     const totalLoad = candidates.reduce((sum, c) => sum + load(c), 0);
     const bound = Math.ceil(((1 + LOAD_BALANCE) * (totalLoad + 1)) / candidates.length);
+    if (prefixKey !== undefined) {
+      const holding = candidates.filter((c) => c.prefixKeys.has(prefixKey) && load(c) < bound);
+      if (holding.length > 0) return this.placed(baseModelId, mostFree(holding), "prefix");
+    }
+    if (adapterKey === undefined) return shared;
+    const warm = candidates.filter((c) => c.adapterKeys.has(adapterKey));
     const within = warm.filter((c) => load(c) < bound);
     if (within.length > 0) {
-      const best = within.reduce((a, b) => (free(b) > free(a) ? b : a));
+      const best = mostFree(within);
       const listed = best.worker.serving?.find((s) => s.model === baseModelId)?.adapterKeys?.includes(adapterKey);
       return this.placed(baseModelId, best, listed ? "warm" : "assigned");
     }
@@ -154,6 +175,7 @@ export class AdapterPlacement {
 
 const load = (c: Candidate) => c.running + c.waiting;
 const free = (c: Candidate) => c.slots - load(c);
+const mostFree = (candidates: Candidate[]) => candidates.reduce((a, b) => (free(b) > free(a) ? b : a));
 
 function parseRecords(hash: Record<string, string>): Map<string, { workerId: string; at: number }> {
   const records = new Map<string, { workerId: string; at: number }>();

@@ -108,6 +108,9 @@ export class Placement {
       return entry?.slots ? [{ worker, entry }] : [];
     });
     if (serving.length === 0) return shared;
+    // A base model's prompt that no heartbeat lists costs no round trip: most long prompts are new.
+    const held = prefixKey !== undefined && serving.some(({ entry }) => entry.prefixKeys?.includes(prefixKey));
+    if (adapterKey === undefined && !held) return shared;
     const record = placementKey(this.options.prefix, baseModelId);
     const queues = serving.map(({ worker }) => this.queues.get(jobs.inference.queueName(baseModelId, worker.id)));
     const read = this.redis.pipeline().hgetall(record);

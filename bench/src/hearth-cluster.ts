@@ -19,6 +19,8 @@ export interface WorkerSettings {
   expressSequences: number;
   contextSize: number;
   maxAdapters: number;
+  /** KV cells idle sequences keep for prompts that start alike (HEARTH_PROMPT_CACHE_TOKENS); unset: Hearth's default, all. */
+  promptCacheTokens?: number;
 }
 
 export interface ClusterOptions {
@@ -222,6 +224,8 @@ export class HearthCluster {
       HEARTH_ACCOUNT_MAX_IN_FLIGHT: "1000000",
       HEARTH_LOG_LEVEL: this.options.logLevel ?? "warn",
     };
+    if (settings.promptCacheTokens === undefined) delete env.HEARTH_PROMPT_CACHE_TOKENS;
+    else env.HEARTH_PROMPT_CACHE_TOKENS = String(settings.promptCacheTokens);
     if (this.database) env.DATABASE_URL = this.database.url;
     else delete env.DATABASE_URL;
     return env;

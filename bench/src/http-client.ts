@@ -18,6 +18,9 @@ export interface StreamTiming {
   tokens: number;
   /** `data:` events that carried text. */
   textChunks: number;
+  /** The prompt's tokens, and those of them the worker's prompt cache served, as the usage chunk counts them. */
+  promptTokens: number;
+  cachedTokens: number;
 }
 
 export interface JsonReply {
@@ -78,12 +81,15 @@ export class BenchHttp {
     return reply.ms;
   }
 
-  /** A streamed completion, timed from the request's start; its tokens counted by the usage chunk. */
-  stream(body: Record<string, unknown>): Promise<StreamTiming> {
+  /**
+   * A streamed completion (or chat completion, by `route`), timed from the request's start; its
+   * tokens counted by the usage chunk.
+   */
+  stream(body: Record<string, unknown>, route: StreamRoute = "/v1/completions"): Promise<StreamTiming> {
     const payload = JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } });
     return new Promise((resolve, reject) => {
       const started = performance.now();
-      const req = this.open("POST", "/v1/completions", payload, true, (res) => {
+      const req = this.open("POST", route, payload, true, (res) => {
         if (res.statusCode !== 200) {
           collectText(res).then((text) => reject(new Error(`stream failed: HTTP ${res.statusCode} ${text}`)), reject);
           return;
@@ -93,6 +99,8 @@ export class BenchHttp {
         let ttftMs = Number.NaN;
         let firstEventMs = Number.NaN;
         let tokens = Number.NaN;
+        let promptTokens = Number.NaN;
+        let cachedTokens = Number.NaN;
         let textChunks = 0;
         let done = false;
         res.on("data", (piece: string) => {
@@ -116,11 +124,16 @@ export class BenchHttp {
               res.destroy();
               return;
             }
-            if (chunk.choices?.[0]?.text) {
+            const choice = chunk.choices?.[0];
+            if (choice?.text || choice?.delta?.content) {
               if (textChunks === 0) ttftMs = at;
               textChunks++;
             }
-            if (chunk.usage) tokens = chunk.usage.completion_tokens;
+            if (chunk.usage) {
+              tokens = chunk.usage.completion_tokens;
+              promptTokens = chunk.usage.prompt_tokens ?? Number.NaN;
+              cachedTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? Number.NaN;
+            }
           }
         });
         res.on("end", () => {
@@ -128,7 +141,8 @@ export class BenchHttp {
           else {
             // A stream with no text at all (an empty first token) is timed by its first event.
             const firstMs = textChunks > 0 ? ttftMs : firstEventMs;
-            resolve({ ttftMs: firstMs, totalMs: performance.now() - started, tokens, textChunks });
+            const totalMs = performance.now() - started;
+            resolve({ ttftMs: firstMs, totalMs, tokens, textChunks, promptTokens, cachedTokens });
           }
         });
         res.on("error", reject);
@@ -177,9 +191,12 @@ export class BenchHttp {
   }
 }
 
+export type StreamRoute = "/v1/completions" | "/v1/chat/completions";
+
+/** A completion's chunk carries `text`, a chat completion's `delta.content`. */
 interface StreamChunk {
-  choices?: { text?: string }[];
-  usage?: { completion_tokens: number };
+  choices?: { text?: string; delta?: { content?: string | null } }[];
+  usage?: { completion_tokens: number; prompt_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
   error?: { message: string };
 }
 

@@ -1,3 +1,5 @@
+import type { BenchHttp } from "./http-client.js";
+
 /**
  * The samples of one metric in Prometheus's text format (the API's /metrics, which carries
  * the workers' too), whose labels include every `labels` pair: the bench reads counters and
@@ -14,3 +16,24 @@ export function metricSamples(text: string, name: string, labels: Record<string,
 }
 
 export const sumOf = (samples: number[]) => samples.reduce((sum, v) => sum + v, 0);
+
+/** Workers send their metrics with each heartbeat (every 2 s): the bench reads them after one more. */
+const HEARTBEAT_WAIT_MS = 2_500;
+
+/** The API's /metrics once the workers' last heartbeat is in. */
+export async function metricsAfterHeartbeat(http: BenchHttp): Promise<string> {
+  await new Promise((r) => setTimeout(r, HEARTBEAT_WAIT_MS));
+  return http.getText("/metrics");
+}
+
+/** The samples of one metric summed by the value of one of their labels (e.g. by worker, by reason). */
+export function metricSumsBy(text: string, name: string, label: string): Record<string, number> {
+  const sums: Record<string, number> = {};
+  const pattern = new RegExp(`[{,]${label}="([^"]*)"`);
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const value = pattern.exec(line)?.[1];
+    if (value !== undefined) sums[value] = (sums[value] ?? 0) + Number(line.split(" ").pop());
+  }
+  return sums;
+}

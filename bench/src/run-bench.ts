@@ -33,6 +33,7 @@ import { threadsScenario } from "./scenarios/threads.js";
 import { placementScenario } from "./scenarios/placement.js";
 import { structuredScenario } from "./scenarios/structured.js";
 import { cliScenario } from "./scenarios/cli.js";
+import { prefixScenario } from "./scenarios/prefix.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -92,6 +93,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   placement: placementScenario,
   structured: structuredScenario,
   cli: cliScenario,
+  prefix: prefixScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

@@ -22,6 +22,7 @@ export const SCENARIO_IDS = [
   "placement",
   "structured",
   "cli",
+  "prefix",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

@@ -69,6 +69,21 @@ export interface BenchSizes {
   placementMaxAdapters: number;
   /** CLI start: runs of `hearth whoami` one after another (and as many through npx). */
   cliRuns: number;
+  /**
+   * Prompt caching: conversations per round (a system prompt of `prefixSystemTokens` tokens and a
+   * short user turn each, one after another), rounds (shared system prompt, then unique ones), and
+   * tokens each answer; two-worker runs of each placement mode (off, then on).
+   */
+  prefixConversations: number;
+  prefixRounds: number;
+  prefixSystemTokens: number;
+  prefixTokens: number;
+  prefixPlacementRounds: number;
+  /** Prompt caching with nothing to share: concurrent streams, requests each, tokens each, rounds (cache on, then off). */
+  prefixStreams: number;
+  prefixStreamRequests: number;
+  prefixStreamTokens: number;
+  prefixStreamRounds: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -114,6 +129,15 @@ export const quickSizes: BenchSizes = {
   placementTokens: 8,
   placementMaxAdapters: 24,
   cliRuns: 20,
+  prefixConversations: 4,
+  prefixRounds: 1,
+  prefixSystemTokens: 1500,
+  prefixTokens: 4,
+  prefixPlacementRounds: 1,
+  prefixStreams: 4,
+  prefixStreamRequests: 5,
+  prefixStreamTokens: 16,
+  prefixStreamRounds: 1,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -145,6 +169,12 @@ export const fullSizes: BenchSizes = {
   placementWarmup: 200,
   placementRequests: 600,
   cliRuns: 50,
+  prefixConversations: 20,
+  prefixRounds: 3,
+  prefixPlacementRounds: 2,
+  prefixStreamRequests: 16,
+  prefixStreamTokens: 48,
+  prefixStreamRounds: 3,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

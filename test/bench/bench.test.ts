@@ -15,6 +15,7 @@ import { eventually } from "../helpers/eventually.js";
 import { silentProgress } from "../../bench/src/progress.js";
 import { renderReport } from "../../bench/src/report-table.js";
 import { machineClass } from "../../bench/src/machine.js";
+import { metricSumsBy } from "../../bench/src/metric-samples.js";
 import { writeResults } from "../../bench/src/results-file.js";
 import { runBench, type BenchOptions, type BenchReport } from "../../bench/src/run-bench.js";
 import { SCENARIO_IDS } from "../../bench/src/scenario.js";
@@ -68,6 +69,16 @@ const tinySizes: BenchSizes = {
   placementTokens: 2,
   placementMaxAdapters: 2,
   cliRuns: 1,
+  // Prompt caching's short form: two conversations of a system prompt the small shape's context holds.
+  prefixConversations: 2,
+  prefixRounds: 1,
+  prefixSystemTokens: 48,
+  prefixTokens: 2,
+  prefixPlacementRounds: 1,
+  prefixStreams: 2,
+  prefixStreamRequests: 1,
+  prefixStreamTokens: 2,
+  prefixStreamRounds: 1,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };
@@ -134,6 +145,11 @@ describe("the bench", () => {
     const fairness = report.scenarios.find((s) => s.id === "fairness")!;
     expect(fairness.figures.find((f) => f.label === "A's errors")?.value).toBe(0);
     expect((fairness.details.beside as number[]).length).toBeGreaterThan(0);
+    // Prompt caching: the second conversation sharing a system prompt reuses the first's cells; one
+    // with a nonce in front reuses a common chat header at most.
+    const prefix = report.scenarios.find((s) => s.id === "prefix")!;
+    const cached = prefix.details.cachedFraction as { one: number; unique: number };
+    expect(cached.one).toBeGreaterThan(cached.unique);
     expect(report.targets.length).toBe(report.scenarios.reduce((n, s) => n + s.targets.length, 0));
     expect(report.machine.cores).toBeGreaterThan(0);
     expect(report.machine.nodeLlamaCpp).toMatch(/^\d+\.\d+\.\d+/);
@@ -190,6 +206,37 @@ describe("the bench's HTTP client", () => {
   });
 });
 
+describe("the bench's HTTP client on chat completions", () => {
+  it("times the first token by the first delta with content, and reads the prompt and cached tokens", async () => {
+    const chunk = (delta: object, extra = {}) =>
+      JSON.stringify({ choices: [{ delta, index: 0, finish_reason: null }], ...extra });
+    let route = "";
+    const server = http.createServer((req, res) => {
+      route = req.url ?? "";
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${chunk({ role: "assistant", content: "" })}\n\n`);
+      setTimeout(() => {
+        res.write(`data: ${chunk({ content: "Hi" })}\n\n`);
+        const usage = { prompt_tokens: 40, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 32 } };
+        res.write(`data: ${JSON.stringify({ choices: [], usage })}\n\ndata: [DONE]\n\n`);
+        res.end();
+      }, 150);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new BenchHttp(`http://127.0.0.1:${port}`, "key");
+    try {
+      const timing = await client.stream({ model: "m", messages: [] }, "/v1/chat/completions");
+      expect(route).toBe("/v1/chat/completions");
+      expect(timing).toMatchObject({ tokens: 1, textChunks: 1, promptTokens: 40, cachedTokens: 32 });
+      expect(timing.ttftMs).toBeGreaterThanOrEqual(100);
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+});
+
 describe("the bench's HTTP client's idle sockets", () => {
   it("closes a keep-alive socket itself once idle, before the server would, and goes on with a new one", async () => {
     // A socket the server closes as a request goes out on it fails that request (ECONNRESET).
@@ -223,6 +270,20 @@ describe("bench results", () => {
     expect(machineClass({ cores: 2 })).toBe("cpu-2cores");
     expect(machineClass({ cores: 2, backends: { cpu: 1 } })).toBe("cpu-2cores");
     expect(machineClass({ cores: 16, backends: { cuda: 1 } })).toBe("cuda-16cores");
+  });
+});
+
+describe("bench metrics", () => {
+  it("sums a metric's samples by one label", () => {
+    const text = [
+      "# HELP hearth_worker_prompt_cache_lookups_total Requests that took a sequence.",
+      'hearth_worker_prompt_cache_lookups_total{model="m",worker="w1"} 3',
+      'hearth_worker_prompt_cache_lookups_total{model="n",worker="w1"} 2',
+      'hearth_worker_prompt_cache_lookups_total{model="m",worker="w2"} 1',
+      'hearth_worker_prompt_cache_lookups_total_other{worker="w3"} 9',
+    ].join("\n");
+    expect(metricSumsBy(text, "hearth_worker_prompt_cache_lookups_total", "worker")).toEqual({ w1: 5, w2: 1 });
+    expect(metricSumsBy(text, "hearth_worker_prompt_cache_lookups_total", "model")).toEqual({ m: 4, n: 2 });
   });
 });
 

@@ -1,6 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { readGgufHeader } from "../../../src/models/formats/gguf-reader.js";
+import { kvCacheBytes } from "../kv-cache.js";
 import { residentBytes } from "../process-stats.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";
@@ -37,7 +37,8 @@ export async function memoryScenario(ctx: BenchContext): Promise<ScenarioResult>
   }
 
   const adapterBytes = await largestArtifact(ctx.cluster.storageDir);
-  const sharedKv = ctx.workerSettings.adapterContexts * (await kvCacheBytes(ctx.bench.path, ctx.workerSettings));
+  const { adapterContexts, adapterSequences, contextSize } = ctx.workerSettings;
+  const sharedKv = adapterContexts * (await kvCacheBytes(ctx.bench.path, { sequences: adapterSequences, contextSize }));
   const first = rss[1]!;
   const last = rss[rss.length - 1]!;
   const kvShare = sharedKv / last.adapters;
@@ -91,25 +92,4 @@ async function largestArtifact(storageDir: string): Promise<number> {
   const dir = path.join(storageDir, "artifacts", "lora");
   const sizes = await Promise.all((await readdir(dir)).map(async (name) => (await stat(path.join(dir, name))).size));
   return Math.max(0, ...sizes);
-}
-
-/** The F16 KV cache of one context: cells × layers × (K + V) × KV width × 2 bytes. */
-async function kvCacheBytes(
-  modelFile: string,
-  settings: { adapterSequences: number; contextSize: number },
-): Promise<number> {
-  const header = await readGgufHeader(modelFile);
-  const value = (key: string) => {
-    const entry = header.metadata.get(key);
-    if (entry === undefined || entry.type === "array") throw new Error(`${modelFile} has no ${key}`);
-    return entry.value;
-  };
-  const meta = (key: string) => Number(value(key));
-  const arch = String(value("general.architecture"));
-  const perSequence = Math.min(settings.contextSize, meta(`${arch}.context_length`));
-  // node-llama-cpp allocates contextSize × sequences cells, rounded up to a multiple of 256.
-  const cells = Math.ceil((perSequence * settings.adapterSequences) / 256) * 256;
-  const headWidth = meta(`${arch}.embedding_length`) / meta(`${arch}.attention.head_count`);
-  const kvWidth = headWidth * meta(`${arch}.attention.head_count_kv`);
-  return cells * meta(`${arch}.block_count`) * 2 * kvWidth * 2;
 }

@@ -1,6 +1,6 @@
 import { seededRandom } from "../../../src/images/seeded-random.js";
 import type { StreamTiming } from "../http-client.js";
-import { metricSamples, sumOf } from "../metric-samples.js";
+import { metricSamples, metricsAfterHeartbeat, sumOf } from "../metric-samples.js";
 import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";
 import { round, summarize } from "../stats.js";
 
@@ -8,8 +8,6 @@ import { round, summarize } from "../stats.js";
 const ZIPF_S = 1.1;
 /** Fixed, so that both runs ask the same adapters in the same order. */
 const SEED = 20261125;
-/** Workers send their metrics with each heartbeat (every 2 s); the bench reads them after one more. */
-const HEARTBEAT_WAIT_MS = 2_500;
 
 interface Counters {
   adapterLoads: number;
@@ -200,8 +198,7 @@ async function drive(
 
 /** The workers' adapter loads, and the API's placements by reason and moves, once the workers' last heartbeat is in. */
 async function counters(ctx: BenchContext): Promise<Counters> {
-  await new Promise((r) => setTimeout(r, HEARTBEAT_WAIT_MS));
-  const text = await ctx.http.getText("/metrics");
+  const text = await metricsAfterHeartbeat(ctx.http);
   const placements: Record<string, number> = {};
   for (const reason of ["warm", "assigned", "least-loaded", "spilled", "shared"]) {
     placements[reason] = sumOf(metricSamples(text, "hearth_placements_total", { reason }));

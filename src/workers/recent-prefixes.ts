@@ -1,6 +1,6 @@
 /**
- * The prefix keys (jobs/prompt-prefix.ts) of the last requests a served model ran, most recent
- * last, at most `capacity` of them: what its prompt caches most likely hold. Each of its
+ * The prefix keys (jobs/prompt-prefix.ts) of the last requests a served model ran or runs, most
+ * recent last, at most `capacity` of them: what its prompt caches most likely hold. Each of its
  * sequences keeps the cells of the last prompt it ran and a new prompt takes the least recently
  * used sequence, so the last `capacity` distinct prompts, with capacity its number of
  * sequences, are about what the caches hold. The worker lists them in its heartbeat for

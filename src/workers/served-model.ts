@@ -97,7 +97,7 @@ export class ServedModel {
     this.current.adapters.forget(adapterKey);
   }
 
-  /** A request with this prefix key (jobs/prompt-prefix.ts) ended well: its cells are kept. */
+  /** A request with this prefix key (jobs/prompt-prefix.ts) runs: its cells will be kept. */
   ran(prefixKey: string | undefined): void {
     this.prefixes.note(prefixKey);
   }

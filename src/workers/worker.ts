@@ -269,10 +269,11 @@ export class HearthWorker {
       const served = this.served.get(payload.model.baseModelId);
       if (!served) throw new Error(`this worker does not serve ${payload.model.baseModelId}`);
       const lease = await served.model.lease(adapterKeyOf(payload));
+      // Noted as it starts, so that heartbeats list it while its prefill runs: a request that
+      // shares its prefix and comes as it ends goes here (one that fails leaves a stale key: a miss).
+      served.model.ran(promptPrefixKey(payload));
       try {
-        const outcome = await runInference(payload, lease, signal, emit);
-        served.model.ran(promptPrefixKey(payload));
-        return outcome;
+        return await runInference(payload, lease, signal, emit);
       } finally {
         lease.release();
       }

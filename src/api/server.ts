@@ -41,6 +41,7 @@ import { Placement } from "../requests/placement.js";
 import { ControlWorker } from "../control/control-worker.js";
 import { Reconciler } from "../control/reconciler.js";
 import { UsageMeter } from "../control/usage-meter.js";
+import { UsageReports } from "./services/usage-reports.js";
 import { ChatTemplateCheck } from "./services/chat-template-check.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
@@ -172,6 +173,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       keyRevoked: (keyId) => apiKeys.forget(keyId),
       accountChanged: (accountId) => accountLimits.forget(accountId),
     }),
+    usage: new UsageReports(database.db, options.now),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {
     staleMs: config.limits.inFlightStaleMs,

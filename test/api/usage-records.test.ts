@@ -1,10 +1,13 @@
 import OpenAI from "openai";
 import { asc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { UsageReport } from "../../src/api/contract/management/usage-routes.js";
+import { issueApiKey } from "../../src/auth/api-keys.js";
 import { apiKeys } from "../../src/db/schema/api-keys.js";
 import { usageRecords, type UsageRow } from "../../src/db/schema/usage.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { createTestAccount } from "../helpers/management.js";
 
 const TINY = "accounts/hearth/models/hearth-tiny";
 
@@ -121,5 +124,51 @@ describe("usage records", () => {
       imagePixels: 2 * 128 * 96,
       outcome: "finished",
     });
+  });
+
+  it("sums them by model, key and day for the account, to the token; others' usage is not its to read", async () => {
+    const db = hearth.api.database.db;
+    const records = await db.select().from(usageRecords).where(eq(usageRecords.accountId, "default"));
+    const get = async (query: string, key = hearth.apiKey, account = "default") => {
+      const res = await fetch(`${hearth.baseURL}/accounts/${account}/usage?${query}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      return { status: res.status, body: (await res.json()) as UsageReport & { error?: { message: string } } };
+    };
+    const sum = (rows: UsageRow[], field: "promptTokens" | "cachedTokens" | "completionTokens" | "images") =>
+      rows.reduce((n, r) => n + r[field], 0);
+    const byModel = await get("");
+    expect(byModel.status, JSON.stringify(byModel.body)).toBe(200);
+    expect(byModel.body.groupBy).toBe("model");
+    expect(byModel.body.total).toMatchObject({
+      requests: records.length,
+      promptTokens: sum(records, "promptTokens"),
+      cachedTokens: sum(records, "cachedTokens"),
+      completionTokens: sum(records, "completionTokens"),
+      images: sum(records, "images"),
+    });
+    const tiny = records.filter((r) => r.model === TINY);
+    expect(byModel.body.groups.find((g) => g.group === TINY)).toMatchObject({
+      requests: tiny.length,
+      completionTokens: sum(tiny, "completionTokens"),
+    });
+    const byKey = await get("groupBy=key");
+    expect(byKey.body.groups).toEqual([expect.objectContaining({ group: keyId, requests: records.length })]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect((await get("groupBy=day")).body.groups.map((g) => g.group)).toEqual([today]);
+    // A period before them all holds nothing; a reversed one is refused.
+    const empty = await get("end=2020-01-02T00:00:00Z");
+    expect(empty.body.total.requests).toBe(0);
+    expect((await get("start=2020-01-02T00:00:00Z&end=2020-01-01T00:00:00Z")).status).toBe(400);
+    expect((await get("groupBy=account")).status).toBe(400);
+
+    // Another account reads none of it; its admin-less keys cannot read another's; an admin reads any.
+    const other = await createTestAccount(hearth, "usage-other");
+    expect((await get("", other.apiKey)).status).toBe(404);
+    expect((await get("", other.apiKey, "usage-other")).body.total.requests).toBe(0);
+    expect((await get("", hearth.apiKey, "usage-other")).status).toBe(200);
+    expect((await get("", hearth.apiKey, "nobody")).status).toBe(404);
+    const { key: inferenceOnly } = await issueApiKey(db, { accountId: "default", name: "i", scopes: ["inference"] });
+    expect((await get("", inferenceOnly)).status).toBe(403);
   });
 });

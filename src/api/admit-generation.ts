@@ -7,7 +7,8 @@ import type { RouteTicket } from "./services/admission.js";
  * A generation's admission (services/admission.ts) from a route: its tokens and in-flight slot
  * counted for the caller's account, the x-ratelimit-* headers set on the answer. The route
  * passes its events through `ticket.track` and queues with `ticket.queueing`: its priority, and
- * the intake gate (middleware/intake.ts) left once the job is queued. Its model, and the tokens
+ * the intake gate (middleware/intake.ts) left once the job is queued, and the caller its usage is
+ * metered to (docs/usage.md). Its model, and the tokens
  * its events report, go on the request's log line (request-log.ts).
  */
 export async function admitGeneration(
@@ -15,13 +16,18 @@ export async function admitGeneration(
   deps: AppDeps,
   request: { requestId: string; model: string; estimatedTokens: number },
 ): Promise<RouteTicket> {
-  const ticket = await deps.admission.generation(c.get("caller"), request.requestId, request.estimatedTokens);
+  const caller = c.get("caller");
+  const ticket = await deps.admission.generation(caller, request.requestId, request.estimatedTokens);
   Object.assign(c.get("answerHeaders"), ticket.headers);
   const note = c.get("requestNote");
   note.model = request.model;
   return {
     ...ticket,
     track: (events) => noteEvents(ticket.track(events), note),
-    queueing: { priority: ticket.priority, onQueued: c.get("leaveIntake") },
+    queueing: {
+      priority: ticket.priority,
+      onQueued: c.get("leaveIntake"),
+      meter: { accountId: caller.accountId, keyId: caller.keyId },
+    },
   };
 }

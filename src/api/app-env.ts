@@ -11,6 +11,7 @@ import type { Usage } from "../requests/stream.js";
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
 import type { Administration } from "./services/administration.js";
+import type { UsageReports } from "./services/usage-reports.js";
 import type { Deployments } from "./services/deployments.js";
 import type { ModelCatalog } from "./services/model-catalog.js";
 import type { ModelDeletion } from "./services/model-deletion.js";
@@ -63,6 +64,7 @@ export interface ManagementServices {
   deployments: Deployments;
   deletion: ModelDeletion;
   administration: Administration;
+  usage: UsageReports;
 }
 
 export interface AppEnv {

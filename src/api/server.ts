@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
@@ -38,6 +40,8 @@ import { ProducerQueues } from "../jobs/producer-queues.js";
 import { Placement } from "../requests/placement.js";
 import { ControlWorker } from "../control/control-worker.js";
 import { Reconciler } from "../control/reconciler.js";
+import { UsageMeter } from "../control/usage-meter.js";
+import { UsageReports } from "./services/usage-reports.js";
 import { ChatTemplateCheck } from "./services/chat-template-check.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
@@ -131,6 +135,10 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const control = await ControlWorker.start(config, controlDeps);
   const reconciler = new Reconciler(controlDeps, lifecycleQueue, config.reconcile);
   reconciler.start();
+  const usageMeter = new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
+    prefix: config.redisPrefix,
+    consumer: `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+  });
   // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
   const templates = new TemplateSandbox(config.templates);
   templates.quarantine.share(
@@ -165,6 +173,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       keyRevoked: (keyId) => apiKeys.forget(keyId),
       accountChanged: (accountId) => accountLimits.forget(accountId),
     }),
+    usage: new UsageReports(database.db, options.now),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {
     staleMs: config.limits.inFlightStaleMs,
@@ -246,6 +255,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       inFlight.close();
       await reconciler.close();
       await control.close();
+      await usageMeter.close();
       await templates.close();
       await queues.close();
       redis.disconnect();

@@ -22,6 +22,9 @@ import type {
   UpdateAccountRequest,
 } from "../api/contract/admin/resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
+import type { UsageReport } from "../api/contract/management/usage-routes.js";
+
+type UsageGrouping = UsageReport["groupBy"];
 import { exchange, type RawAnswer } from "./http-exchange.js";
 
 /**
@@ -80,6 +83,11 @@ export class HearthClient {
   version = () => this.call<ServerVersion>("GET", "/v1/version");
   whoami = () => this.call<WhoAmI>("GET", "/v1/whoami");
   listAccounts = () => this.call<AccountList>("GET", "/v1/accounts");
+  getUsage = (accountId: string, query: { start?: string; end?: string; groupBy: UsageGrouping }) =>
+    this.call<UsageReport>(
+      "GET",
+      `/v1/accounts/${encodeURIComponent(accountId)}/usage?${new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as [string, string][])}`,
+    );
 
   // The admin endpoints (an admin key only).
   adminListAccounts = () => this.call<AllAccounts>("GET", "/v1/admin/accounts");

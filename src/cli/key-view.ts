@@ -3,6 +3,7 @@ import type { ApiKeyResource, IssueApiKeyRequest, IssuedApiKey } from "../api/co
 import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES, type ApiKeyScope } from "../domain/vocabulary.js";
 import { usageError } from "./exit-codes.js";
 import { table, type Output } from "./output.js";
+import { timeOption } from "./time-option.js";
 
 /**
  * API keys as the `hearth` CLI and `npm run admin` show and take them: one reading of
@@ -48,15 +49,9 @@ export function parseScopes(text: string): ApiKeyScope[] {
   return scopes as ApiKeyScope[];
 }
 
-const UNIT_MS = { h: 3_600_000, d: 86_400_000 } as const;
-
 /** "30d", "12h" or an RFC 3339 time → the expiry as RFC 3339; a usage error for anything else or the past. */
 export function parseExpiry(text: string, now = Date.now()): string {
-  const span = /^(\d{1,5})([hd])$/.exec(text.trim());
-  const at = span ? now + Number(span[1]) * UNIT_MS[span[2] as keyof typeof UNIT_MS] : Date.parse(text);
-  if (!Number.isFinite(at) || (!span && !/\d{4}-\d{2}-\d{2}T/.test(text))) {
-    throw usageError(`Invalid --expires "${text}": give a span (30d, 12h) or a time (2027-01-31T00:00:00Z).`);
-  }
+  const at = timeOption("--expires", text, "ahead", now);
   if (at <= now) throw usageError(`Invalid --expires "${text}": it is not in the future.`);
   return new Date(at).toISOString();
 }

@@ -5,6 +5,7 @@ import type { Verbs } from "./command-kit.js";
 import { registerAuthCommands } from "./commands/auth.js";
 import { registerDeploymentCommands } from "./commands/deployments.js";
 import { registerKeyCommands } from "./commands/keys.js";
+import { registerUsageCommands } from "./commands/usage.js";
 import { registerModelCommands } from "./commands/models.js";
 import { registerUpgradeCommand } from "./commands/upgrade.js";
 import { registerVersionCommand } from "./commands/version.js";
@@ -54,7 +55,7 @@ export function buildProgram(): Command {
     program,
     list: verb("list", "List accounts, models or API keys"),
     create: verb("create", "Create a model from a local folder, or an API key"),
-    get: verb("get", "Show a model"),
+    get: verb("get", "Show a model, or the account's usage"),
     update: verb("update", "Change a model's display name or description"),
     delete: verb("delete", "Delete a model"),
     revoke: verb("revoke", "Revoke an API key"),
@@ -63,6 +64,7 @@ export function buildProgram(): Command {
   registerModelCommands(verbs);
   registerDeploymentCommands(verbs);
   registerKeyCommands(verbs);
+  registerUsageCommands(verbs);
   registerVersionCommand(verbs);
   registerUpgradeCommand(verbs);
   return program;

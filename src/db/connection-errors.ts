@@ -12,6 +12,19 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether the database refused a statement for the data it was given (SQLSTATE class 22, a
+ * value out of range or malformed, or 23, a check, foreign key, null or unique key broken):
+ * the same statement would be refused again.
+ */
+export function isRefusedData(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
+}
+
 /** Node's socket errors and postgres-js's own connection errors. */
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",

@@ -5,6 +5,7 @@ import { imagePayloadFields } from "./image-job.js";
 import { BUILTIN_ACCOUNT_ID, modelName } from "../domain/model-name.js";
 import { chatMessageSchema, samplingSchema, textOrTokensSchema, toolUseSchema } from "../domain/generation.js";
 import { MAX_TOP_LOGPROBS } from "../domain/logprobs.js";
+import { usageMeterTagSchema } from "../domain/usage.js";
 
 /**
  * The one job registry. Each job kind names its queue, its payload schema and its
@@ -52,6 +53,8 @@ const requestBase = {
   /** Keep the request's events for resuming this long after the last one (stream.ts); absent or 0: not kept. */
   logTtlMs: z.number().int().min(0).optional(),
   model: modelTargetSchema,
+  /** Whose use it is: the worker's usage record names them (docs/usage.md); absent, it is not metered. */
+  meter: usageMeterTagSchema.optional(),
 };
 
 /** Token logprobs with this many alternatives per token (engine.ts's GenerateRequest.logprobs); absent: none. */

@@ -9,6 +9,7 @@ import { callRedis } from "../redis/redis-call.js";
 import type { InferenceClientOptions } from "./inference-client-options.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
 import type { ProducerQueues } from "../jobs/producer-queues.js";
+import type { UsageMeterTag } from "../domain/usage.js";
 import type { ReplyHub } from "./reply-hub.js";
 import { ORPHAN_GRACE_MS, publishCancel, routeKey, type SequencedEvent } from "./stream.js";
 
@@ -27,6 +28,8 @@ export interface Queueing {
   priority?: number;
   /** Called once the job is queued, or queueing it failed (the API's intake gate is left then). */
   onQueued?: () => void;
+  /** Whose use the job is: its worker's usage record names them (docs/usage.md); absent, not metered. */
+  meter?: UsageMeterTag;
 }
 
 export interface RunOptions extends Queueing {
@@ -84,7 +87,7 @@ export class InferenceClient {
     options: RunOptions = {},
   ): AsyncGenerator<SequencedEvent, void, undefined> {
     const requestId = options.requestId ?? randomUUID();
-    const payload = { ...request, requestId, replyTo: this.hub.channel };
+    const payload = { ...request, requestId, replyTo: this.hub.channel, ...meterOf(options) };
     return this.stream("inference", payload, signal, options.resumable, options);
   }
 
@@ -94,7 +97,8 @@ export class InferenceClient {
     signal: AbortSignal,
     queueing: Queueing = {},
   ): AsyncGenerator<SequencedEvent, void, undefined> {
-    return this.stream("image", { ...request, replyTo: this.hub.channel }, signal, undefined, queueing);
+    const payload = { ...request, replyTo: this.hub.channel, ...meterOf(queueing) };
+    return this.stream("image", payload, signal, undefined, queueing);
   }
 
   /**
@@ -317,3 +321,5 @@ export class InferenceClient {
     return callRedis(this.redis, this.options.redisCommandTimeoutMs, fn);
   }
 }
+
+const meterOf = ({ meter }: Queueing) => (meter ? { meter } : {});

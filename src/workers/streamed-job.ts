@@ -14,6 +14,10 @@ import {
   type StreamEvent,
 } from "../requests/stream.js";
 import { cancelReason, type Cancellations } from "./cancellations.js";
+import type { ImagePayload, InferencePayload } from "../jobs/jobs.js";
+import type { UsageRecord } from "../domain/usage.js";
+import { appendUsage } from "../requests/usage-log.js";
+import { usageRecordOf } from "./usage-report.js";
 
 export interface JobFinished<T = unknown> {
   requestId: string;
@@ -43,10 +47,11 @@ export interface StreamedJobDeps {
  */
 export async function runStreamedJob<T>(
   deps: StreamedJobDeps,
-  payload: { requestId: string; replyTo: string; logTtlMs?: number; streamed?: boolean },
+  payload: InferencePayload | ImagePayload,
   work: (signal: AbortSignal, emit: (event: StreamEvent) => void) => Promise<T>,
 ): Promise<T | undefined> {
   const { requestId } = payload;
+  const startedAt = Date.now();
   const to: ReplyAddress = {
     prefix: deps.prefix,
     requestId,
@@ -54,11 +59,14 @@ export async function runStreamedJob<T>(
     logTtlMs: payload.logTtlMs ?? 0,
   };
   let seq = 0;
-  const holdMs = payload.streamed === false ? UNSTREAMED_HOLD_MS : 0;
+  const holdMs = "streamed" in payload && payload.streamed === false ? UNSTREAMED_HOLD_MS : 0;
   const reply = new ReplyPublisher((event) => sendEvent(deps.publisher, to, ++seq, event), holdMs);
   const signal = deps.cancellations.start(requestId);
-  const emit = (event: StreamEvent) =>
+  let done: Extract<StreamEvent, { type: "done" }> | undefined;
+  const emit = (event: StreamEvent) => {
+    if (event.type === "done") done = event;
     reply.publish(signal.aborted && cutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event);
+  };
   const lease = await holdLease(deps, to);
   deps.log.debug("job started", { requestId });
   deps.events.emit("job-started", { requestId });
@@ -89,9 +97,22 @@ export async function runStreamedJob<T>(
     return undefined;
   } finally {
     deps.cancellations.finish(requestId);
+    const outcome = done && !cutShort(done) ? "finished" : signal.aborted ? "cancelled" : "failed";
+    await meter(deps, usageRecordOf(payload, done, outcome, startedAt, Date.now()));
     await reply.drained();
     await lease.release();
   }
+}
+
+/** Appends a job's usage record to the usage log; one that cannot be is lost, and the log says so. */
+async function meter(deps: StreamedJobDeps, record: UsageRecord | undefined) {
+  if (!record) return;
+  await appendUsage(deps.publisher, deps.prefix, record).catch((error: unknown) =>
+    deps.log.error("could not append a usage record: this request is not metered", {
+      requestId: record.requestId,
+      error: String(error),
+    }),
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import * as admin from "./admin/routes.js";
 import { errorSchema } from "./errors.js";
 import * as images from "./images/routes.js";
 import * as accounts from "./management/account-routes.js";
+import * as usage from "./management/usage-routes.js";
 import * as lifecycle from "./management/lifecycle-routes.js";
 import * as models from "./management/model-routes.js";
 import * as openai from "./openai/routes.js";
@@ -26,6 +27,7 @@ export const contractRoutes: ContractRoute[] = [
   accounts.listAccountsRoute,
   accounts.getAccountRoute,
   accounts.whoAmIRoute,
+  usage.getUsageRoute,
   models.createModelRoute,
   models.listModelsRoute,
   models.getModelRoute,
@@ -88,6 +90,7 @@ export function openApiDocument(): Record<string, unknown> {
         description: "Image generation with the image models: text-to-image, image-to-image, control-net.",
       },
       { name: "Accounts", description: "The key's account." },
+      { name: "Usage", description: "What an account's requests used: tokens, cached tokens, images (docs/usage.md)." },
       { name: "Service", description: "Health checks, the version and this document; no API key needed." },
     ],
   };

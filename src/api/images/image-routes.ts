@@ -18,6 +18,7 @@ import {
 } from "../contract/images/routes.js";
 import { parseForm } from "../middleware/parse-body.js";
 import { admitGeneration } from "../admit-generation.js";
+import { REQUEST_ID_HEADER } from "../request-id.js";
 import { mountRoute } from "../mount-route.js";
 import type { ImageAsk, ImageRunEvent } from "../services/image-generation.js";
 import { imageSse } from "./image-sse.js";
@@ -47,7 +48,7 @@ export function imageRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     };
     const abort = clientGone(c.req.raw);
     const events = deps.images.run(c.get("caller").accountId, body.model, ask, abort.signal, (requestId) =>
-      admitGeneration(c, deps, { requestId, model: body.model, estimatedTokens: 0 }),
+      admitImage(c, deps, requestId, body.model),
     );
     // The model's own size bounds name width or height; this request says size.
     const result = await lastResult(events).catch((error: unknown) => {
@@ -127,7 +128,7 @@ async function respond(c: Context<AppEnv>, deps: AppDeps, name: string, ask: Ima
   }
   const abort = clientGone(c.req.raw);
   const events = deps.images.run(c.get("caller").accountId, name, ask, abort.signal, (requestId) =>
-    admitGeneration(c, deps, { requestId, model: name, estimatedTokens: 0 }),
+    admitImage(c, deps, requestId, name),
   );
   if (kind === "events") return imageSse(events, toJson, () => abort.abort());
   const result = await lastResult(events);
@@ -141,6 +142,12 @@ async function respond(c: Context<AppEnv>, deps: AppDeps, name: string, ask: Ima
       "finish-reason": image!.finishReason,
     },
   });
+}
+
+/** An image request's admission; its answer names its request ID, as the text endpoints' do (usage records are by it). */
+function admitImage(c: Context<AppEnv>, deps: AppDeps, requestId: string, model: string) {
+  c.header(REQUEST_ID_HEADER, requestId);
+  return admitGeneration(c, deps, { requestId, model, estimatedTokens: 0 });
 }
 
 async function lastResult(events: AsyncGenerator<ImageRunEvent>): Promise<Extract<ImageRunEvent, { type: "result" }>> {

@@ -1,0 +1,70 @@
+import { z } from "@hono/zod-openapi";
+import { contractRoute, ok } from "../route.js";
+import { accountParams } from "./params.js";
+
+/** An account's usage, summed over a period (docs/usage.md). */
+
+const tag = "Usage";
+
+export const USAGE_GROUPINGS = ["model", "key", "day"] as const;
+
+export const usageQuery = z.object({
+  start: z.iso.datetime({ offset: true }).optional().openapi({
+    description: "The period's start (RFC 3339), included; default 30 days before `end`.",
+  }),
+  end: z.iso.datetime({ offset: true }).optional().openapi({
+    description: "The period's end (RFC 3339), excluded; default now.",
+  }),
+  groupBy: z.enum(USAGE_GROUPINGS).default("model").openapi({
+    description: "Sum by `model` (the name asked for), `key` (the API key's ID) or `day` (UTC). Default model.",
+  }),
+});
+
+const count = z.number().int().min(0);
+const totals = {
+  requests: count.openapi({ description: "Requests that ended in the period." }),
+  promptTokens: count,
+  cachedTokens: count.openapi({ description: "Of the prompt tokens, those whose KV cells an earlier request left." }),
+  completionTokens: count,
+  images: count,
+  imageSteps: count.openapi({ description: "Each image's steps, summed." }),
+  imagePixels: count.openapi({ description: "Each image's width × height, summed." }),
+};
+
+export const usageTotalsSchema = z.strictObject(totals).openapi("UsageTotals");
+
+export const usageReportSchema = z
+  .strictObject({
+    accountId: z.string(),
+    startTime: z.iso.datetime(),
+    endTime: z.iso.datetime(),
+    groupBy: z.enum(USAGE_GROUPINGS),
+    groups: z.array(
+      z.strictObject({
+        group: z.string().openapi({ description: "The model's name, the key's ID, or the day (YYYY-MM-DD)." }),
+        ...totals,
+      }),
+    ),
+    total: usageTotalsSchema,
+  })
+  .openapi("UsageReport");
+export type UsageReport = z.infer<typeof usageReportSchema>;
+
+export const getUsageRoute = contractRoute({
+  method: "get",
+  path: "/v1/accounts/{account_id}/usage",
+  operationId: "getUsage",
+  scope: "any",
+  summary: "An account's usage over a period",
+  description:
+    "What the account's requests used, from the usage records (docs/usage.md): its own account with a key of " +
+    "scope models or admin; any account with an admin key. Totals match the records to the token.",
+  tag,
+  request: { params: accountParams, query: usageQuery },
+  responses: ok("The usage, by group, and its total.", usageReportSchema),
+  errors: {
+    invalid_request: "start or end is not an RFC 3339 time, or end is not after start (`param` names it).",
+    forbidden: "The key has neither the models nor the admin scope.",
+    not_found: "account_id is not the key's own account (or, for an admin key, no account).",
+  },
+});

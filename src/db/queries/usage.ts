@@ -1,0 +1,88 @@
+import { and, eq, gte, lt, sql, type AnyColumn } from "drizzle-orm";
+import type { Db } from "../client.js";
+import { usageRecords } from "../schema/usage.js";
+import type { UsageRecord } from "../../domain/usage.js";
+
+/**
+ * Writes usage records in one statement; a request whose record is already there keeps it
+ * (the first written counts: docs/usage.md). Resolves to the records newly written.
+ */
+export async function insertUsageRecords(db: Db, records: readonly UsageRecord[]): Promise<number> {
+  if (records.length === 0) return 0;
+  const rows = records.map((r) => ({
+    ...r,
+    adapter: r.adapter ?? null,
+    startedAt: new Date(r.startedAt),
+    endedAt: new Date(r.endedAt),
+  }));
+  const written = await db
+    .insert(usageRecords)
+    .values(rows)
+    .onConflictDoNothing({ target: usageRecords.requestId })
+    .returning({ requestId: usageRecords.requestId });
+  return written.length;
+}
+
+/** What usage is summed by: the model asked for, the API key, or the day (UTC) it ended. */
+export type UsageGrouping = "model" | "key" | "day";
+
+export interface UsageTotals {
+  requests: number;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  images: number;
+  imageSteps: number;
+  imagePixels: number;
+}
+
+export interface UsageGroup extends UsageTotals {
+  /** The model's name, the key's ID, or the day as YYYY-MM-DD. */
+  group: string;
+}
+
+/**
+ * An account's usage of the requests that ended in [start, end), summed by `groupBy`, in the
+ * group's order (model name, key ID, day).
+ */
+export async function usageByGroup(
+  db: Db,
+  accountId: string,
+  range: { start: Date; end: Date },
+  groupBy: UsageGrouping,
+): Promise<UsageGroup[]> {
+  const u = usageRecords;
+  const group =
+    groupBy === "model"
+      ? sql<string>`${u.model}`
+      : groupBy === "key"
+        ? sql<string>`${u.keyId}`
+        : sql<string>`to_char(${u.endedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+  const sum = (column: AnyColumn) => sql<string>`coalesce(sum(${column}), 0)`;
+  const rows = await db
+    .select({
+      group,
+      requests: sql<string>`count(*)`,
+      promptTokens: sum(u.promptTokens),
+      cachedTokens: sum(u.cachedTokens),
+      completionTokens: sum(u.completionTokens),
+      images: sum(u.images),
+      imageSteps: sum(u.imageSteps),
+      imagePixels: sum(u.imagePixels),
+    })
+    .from(u)
+    .where(and(eq(u.accountId, accountId), gte(u.endedAt, range.start), lt(u.endedAt, range.end)))
+    .groupBy(group)
+    .orderBy(group);
+  // Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53.
+  return rows.map((r) => ({
+    group: r.group,
+    requests: Number(r.requests),
+    promptTokens: Number(r.promptTokens),
+    cachedTokens: Number(r.cachedTokens),
+    completionTokens: Number(r.completionTokens),
+    images: Number(r.images),
+    imageSteps: Number(r.imageSteps),
+    imagePixels: Number(r.imagePixels),
+  }));
+}

@@ -1,0 +1,174 @@
+import OpenAI from "openai";
+import { asc, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { UsageReport } from "../../src/api/contract/management/usage-routes.js";
+import { issueApiKey } from "../../src/auth/api-keys.js";
+import { apiKeys } from "../../src/db/schema/api-keys.js";
+import { usageRecords, type UsageRow } from "../../src/db/schema/usage.js";
+import { eventually } from "../helpers/eventually.js";
+import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { createTestAccount } from "../helpers/management.js";
+
+const TINY = "accounts/hearth/models/hearth-tiny";
+
+// Usage records end to end: requests through the API to a real worker (node-llama-cpp,
+// hearth-sketch), their records through the usage log to the database, each equal to what the
+// client was told it used.
+describe("usage records", () => {
+  let hearth: TestHearth;
+  let client: OpenAI;
+  let keyId: string;
+
+  beforeAll(async () => {
+    hearth = await startTestHearth();
+    client = new OpenAI({ baseURL: hearth.baseURL, apiKey: hearth.apiKey, maxRetries: 0 });
+    const [key] = await hearth.api.database.db.select().from(apiKeys).where(eq(apiKeys.accountId, "default"));
+    keyId = key!.id;
+  });
+  afterAll(() => hearth?.close());
+
+  /** The request's record, once the meter has written it. */
+  const recordOf = (requestId: string) =>
+    eventually(async () => {
+      const rows = await hearth.api.database.db
+        .select()
+        .from(usageRecords)
+        .where(eq(usageRecords.requestId, requestId))
+        .orderBy(asc(usageRecords.requestId));
+      expect(rows).toHaveLength(1);
+      return rows[0] as UsageRow;
+    }, 10_000);
+
+  it("records a completion and a streamed chat as their usage said, cached tokens apart", async () => {
+    const started = Date.now();
+    const { data, response } = await client.completions
+      .create({ model: TINY, prompt: "The hearth keeps ", max_tokens: 12, temperature: 0 })
+      .withResponse();
+    const completion = await recordOf(response.headers.get("x-request-id")!);
+    expect(completion).toMatchObject({
+      accountId: "default",
+      keyId,
+      model: TINY,
+      baseModelId: "hearth-tiny",
+      adapter: null,
+      kind: "completion",
+      promptTokens: data.usage!.prompt_tokens,
+      cachedTokens: data.usage!.prompt_tokens_details!.cached_tokens,
+      completionTokens: data.usage!.completion_tokens,
+      images: 0,
+      outcome: "finished",
+    });
+    expect(completion.startedAt.getTime()).toBeGreaterThanOrEqual(started - 1000);
+    expect(completion.endedAt.getTime()).toBeGreaterThanOrEqual(completion.startedAt.getTime());
+
+    // The same prompt again, streamed as a chat: it reuses cells, and the record says how many.
+    const { data: stream, response: streamed } = await client.chat.completions
+      .create({
+        model: TINY,
+        messages: [{ role: "user", content: "The hearth keeps the house warm all winter long" }],
+        max_tokens: 8,
+        temperature: 0,
+        stream: true,
+        stream_options: { include_usage: true },
+      })
+      .withResponse();
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of stream) usage = chunk.usage ?? usage;
+    const chat = await recordOf(streamed.headers.get("x-request-id")!);
+    expect(chat).toMatchObject({
+      kind: "chat",
+      promptTokens: usage!.prompt_tokens,
+      cachedTokens: usage!.prompt_tokens_details!.cached_tokens,
+      completionTokens: usage!.completion_tokens,
+      outcome: "finished",
+    });
+  });
+
+  it("records what a request cancelled by its client produced", async () => {
+    const { data: stream, response } = await client.completions
+      .create({ model: TINY, prompt: "Once ", max_tokens: 400, temperature: 0, stream: true })
+      .withResponse();
+    // The client reads five chunks and leaves: the API cancels the job, which stops within a token.
+    let received = 0;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.text) received++;
+      if (received === 5) break;
+    }
+    const record = await recordOf(response.headers.get("x-request-id")!);
+    expect(record.outcome).toBe("cancelled");
+    // hearth-tiny reads and writes a token a byte: at least what the client got, short of all asked.
+    expect(record.completionTokens).toBeGreaterThanOrEqual(5);
+    expect(record.completionTokens).toBeLessThan(400);
+  });
+
+  it("records embeddings' tokens and images' count, steps and pixels", async () => {
+    const { data, response } = await client.embeddings
+      .create({ model: TINY, input: ["one fire", "two embers"] })
+      .withResponse();
+    expect(await recordOf(response.headers.get("x-request-id")!)).toMatchObject({
+      kind: "embedding",
+      promptTokens: data.usage.prompt_tokens,
+      completionTokens: 0,
+    });
+    const res = await fetch(`${hearth.url}/v1/image_generation/accounts/hearth/models/hearth-sketch`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${hearth.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ prompt: "a red circle", width: 128, height: 96, steps: 7, samples: 2, seed: 1 }),
+    });
+    expect(res.status).toBe(200);
+    expect(await recordOf(res.headers.get("x-request-id")!)).toMatchObject({
+      kind: "image",
+      baseModelId: "hearth-sketch",
+      images: 2,
+      imageSteps: 14,
+      imagePixels: 2 * 128 * 96,
+      outcome: "finished",
+    });
+  });
+
+  it("sums them by model, key and day for the account, to the token; others' usage is not its to read", async () => {
+    const db = hearth.api.database.db;
+    const records = await db.select().from(usageRecords).where(eq(usageRecords.accountId, "default"));
+    const get = async (query: string, key = hearth.apiKey, account = "default") => {
+      const res = await fetch(`${hearth.baseURL}/accounts/${account}/usage?${query}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      return { status: res.status, body: (await res.json()) as UsageReport & { error?: { message: string } } };
+    };
+    const sum = (rows: UsageRow[], field: "promptTokens" | "cachedTokens" | "completionTokens" | "images") =>
+      rows.reduce((n, r) => n + r[field], 0);
+    const byModel = await get("");
+    expect(byModel.status, JSON.stringify(byModel.body)).toBe(200);
+    expect(byModel.body.groupBy).toBe("model");
+    expect(byModel.body.total).toMatchObject({
+      requests: records.length,
+      promptTokens: sum(records, "promptTokens"),
+      cachedTokens: sum(records, "cachedTokens"),
+      completionTokens: sum(records, "completionTokens"),
+      images: sum(records, "images"),
+    });
+    const tiny = records.filter((r) => r.model === TINY);
+    expect(byModel.body.groups.find((g) => g.group === TINY)).toMatchObject({
+      requests: tiny.length,
+      completionTokens: sum(tiny, "completionTokens"),
+    });
+    const byKey = await get("groupBy=key");
+    expect(byKey.body.groups).toEqual([expect.objectContaining({ group: keyId, requests: records.length })]);
+    const today = new Date().toISOString().slice(0, 10);
+    expect((await get("groupBy=day")).body.groups.map((g) => g.group)).toEqual([today]);
+    // A period before them all holds nothing; a reversed one is refused.
+    const empty = await get("end=2020-01-02T00:00:00Z");
+    expect(empty.body.total.requests).toBe(0);
+    expect((await get("start=2020-01-02T00:00:00Z&end=2020-01-01T00:00:00Z")).status).toBe(400);
+    expect((await get("groupBy=account")).status).toBe(400);
+
+    // Another account reads none of it; its admin-less keys cannot read another's; an admin reads any.
+    const other = await createTestAccount(hearth, "usage-other");
+    expect((await get("", other.apiKey)).status).toBe(404);
+    expect((await get("", other.apiKey, "usage-other")).body.total.requests).toBe(0);
+    expect((await get("", hearth.apiKey, "usage-other")).status).toBe(200);
+    expect((await get("", hearth.apiKey, "nobody")).status).toBe(404);
+    const { key: inferenceOnly } = await issueApiKey(db, { accountId: "default", name: "i", scopes: ["inference"] });
+    expect((await get("", inferenceOnly)).status).toBe(403);
+  });
+});

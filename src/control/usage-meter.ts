@@ -16,6 +16,8 @@ export interface UsageMeterOptions {
   blockMs?: number;
   /** A record read by a meter that has not written it for this long is taken over (its process died). */
   claimIdleMs?: number;
+  /** Called with the records this meter wrote first (metrics): across all meters, each record once. */
+  onWritten?: (records: readonly UsageRecord[]) => void;
 }
 
 /** The consumer group every API process's meter reads the usage log in. */
@@ -112,17 +114,22 @@ export class UsageMeter {
    * dropped, logged, without holding the others back.
    */
   private async insert(records: UsageRecord[]) {
+    const written = new Set<string>();
     try {
-      await insertUsageRecords(this.db, records);
+      for (const id of await insertUsageRecords(this.db, records)) written.add(id);
     } catch (error) {
       if (!isRefusedData(error)) throw error;
       for (const record of records) {
-        await insertUsageRecords(this.db, [record]).catch((refused: unknown) => {
-          if (!isRefusedData(refused)) throw refused;
-          this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });
-        });
+        await insertUsageRecords(this.db, [record]).then(
+          (ids) => ids.forEach((id) => written.add(id)),
+          (refused: unknown) => {
+            if (!isRefusedData(refused)) throw refused;
+            this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });
+          },
+        );
       }
     }
+    if (written.size > 0) this.options.onWritten?.(records.filter((r) => written.has(r.requestId)));
   }
 
   private async write(entries: readonly StreamEntry[]) {

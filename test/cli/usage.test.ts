@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UsageReport } from "../../src/api/contract/management/usage-routes.js";
 import { insertUsageRecords } from "../../src/db/queries/usage.js";
+import { deploymentEvents } from "../../src/db/schema/usage.js";
 import type { UsageRecord } from "../../src/domain/usage.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { json, runHearthCli, tempConfigDir } from "../helpers/run-hearth.js";
@@ -38,6 +39,12 @@ describe("hearth get usage", () => {
       record("c", "accounts/hearth/models/hearth-tiny", 3 * HOUR, 5),
       record("old", "accounts/hearth/models/hearth-tiny", 10 * 24 * HOUR, 1_000),
     ]);
+    // "one" deployed 5 hours ago and still serving; "two" for 2 hours, 40 days ago.
+    await hearth.api.database.db.insert(deploymentEvents).values([
+      { accountId: "default", modelId: "one", event: "deployed", at: new Date(now - 5 * HOUR) },
+      { accountId: "default", modelId: "two", event: "deployed", at: new Date(now - 40 * 24 * HOUR) },
+      { accountId: "default", modelId: "two", event: "undeployed", at: new Date(now - 40 * 24 * HOUR + 2 * HOUR) },
+    ]);
   });
   afterAll(async () => {
     await hearth?.close();
@@ -56,6 +63,9 @@ describe("hearth get usage", () => {
       ["accounts/default/models/one", "2", "200", "120", "30", "0"],
       ["accounts/hearth/models/hearth-tiny", "1", "100", "60", "5", "0"],
       ["TOTAL", "3", "300", "180", "35", "0"],
+      [""],
+      ["DEPLOYED", "MODEL", "HOURS"],
+      ["accounts/default/models/one", "5.00"],
     ]);
     const report = json(await run(["get", "usage", "--since", "7d", "--output", "json"])) as UsageReport;
     const res = await fetch(
@@ -64,6 +74,13 @@ describe("hearth get usage", () => {
     );
     expect(await res.json()).toEqual(report);
     expect(report.total).toMatchObject({ requests: 3, promptTokens: 300, cachedTokens: 180, completionTokens: 35 });
+    expect(report.deployments).toEqual([{ model: "accounts/default/models/one", deployedHours: expect.closeTo(5, 2) }]);
+    const earlier = json(
+      await run(["get", "usage", "--since", "41d", "--until", "39d", "--output", "json"]),
+    ) as UsageReport;
+    expect(earlier.deployments).toEqual([
+      { model: "accounts/default/models/two", deployedHours: expect.closeTo(2, 5) },
+    ]);
   });
 
   it("sums by day or key over the default 30 days, and names a wrong option", async () => {

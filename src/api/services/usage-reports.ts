@@ -1,7 +1,8 @@
 import type { Caller } from "../../domain/caller.js";
 import type { Db } from "../../db/client.js";
 import { getAccount } from "../../db/queries/accounts.js";
-import { usageByGroup, type UsageGrouping, type UsageTotals } from "../../db/queries/usage.js";
+import { deployedHours, usageByGroup, type UsageGrouping, type UsageTotals } from "../../db/queries/usage.js";
+import { modelName } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import { accountNotFound } from "./model-catalog.js";
 
@@ -21,6 +22,8 @@ export interface UsageSummary {
   groupBy: UsageGrouping;
   groups: (UsageTotals & { group: string })[];
   total: UsageTotals;
+  /** The hours each of the account's models was deployed in the period (those deployed at some time in it). */
+  deployments: { model: string; deployedHours: number }[];
 }
 
 /**
@@ -50,8 +53,12 @@ export class UsageReports {
     if (end.getTime() <= start.getTime()) {
       throw new AppError("invalid_request", "end must be after start.", { param: "end" });
     }
-    const groups = await usageByGroup(this.db, accountId, { start, end }, period.groupBy);
-    return { accountId, start, end, groupBy: period.groupBy, groups, total: sumOf(groups) };
+    const [groups, hours] = await Promise.all([
+      usageByGroup(this.db, accountId, { start, end }, period.groupBy),
+      deployedHours(this.db, accountId, { start, end }, new Date(this.now())),
+    ]);
+    const deployments = hours.map((h) => ({ model: modelName(accountId, h.modelId), deployedHours: h.hours }));
+    return { accountId, start, end, groupBy: period.groupBy, groups, total: sumOf(groups), deployments };
   }
 }
 

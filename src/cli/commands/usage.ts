@@ -18,7 +18,9 @@ export function registerUsageCommands({ get }: Verbs): void {
   examples(
     get
       .command("usage")
-      .description("Show the account's usage: requests, tokens (cached apart) and images, by model, key or day")
+      .description(
+        "Show the account's usage: requests, tokens (cached apart) and images by model, key or day; deployed hours",
+      )
       .option("--since <when>", "the period's start: a span back from now (7d, 12h) or a time", "30d")
       .option("--until <when>", "the period's end: a span back from now or a time; default now")
       .option("--by <group>", `sum by ${GROUPINGS.join(", ")}`, "model")
@@ -50,7 +52,18 @@ async function showUsage(ctx: CliContext, options: UsageOptions) {
 function usageLines(ctx: CliContext, usage: UsageReport): string[] {
   const period = `${usage.startTime.slice(0, 16).replace("T", " ")} – ${usage.endTime.slice(0, 16).replace("T", " ")} UTC`;
   const head = `Usage of account "${usage.accountId}", ${period}, by ${usage.groupBy}:`;
-  if (usage.groups.length === 0) return [head, "(no requests)"];
+  const deployed =
+    usage.deployments.length === 0
+      ? []
+      : [
+          "",
+          ...table(
+            ctx.out,
+            ["DEPLOYED MODEL", "HOURS"],
+            usage.deployments.map((d) => [d.model, d.deployedHours.toFixed(2)]),
+          ),
+        ];
+  if (usage.groups.length === 0) return [head, "(no requests)", ...deployed];
   const row = (group: string, t: UsageReport["total"]) => [
     group,
     String(t.requests),
@@ -66,5 +79,6 @@ function usageLines(ctx: CliContext, usage: UsageReport): string[] {
       [usage.groupBy.toUpperCase(), "REQUESTS", "PROMPT TOKENS", "CACHED", "COMPLETION TOKENS", "IMAGES"],
       [...usage.groups.map((g) => row(g.group, g)), row("TOTAL", usage.total)],
     ),
+    ...deployed,
   ];
 }

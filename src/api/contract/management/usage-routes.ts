@@ -46,6 +46,17 @@ export const usageReportSchema = z
       }),
     ),
     total: usageTotalsSchema,
+    deployments: z
+      .array(
+        z.strictObject({
+          model: z.string(),
+          deployedHours: z.number().min(0).openapi({
+            description:
+              "Hours it was DEPLOYED within the period: from each deploy's end to the next undeploy's start.",
+          }),
+        }),
+      )
+      .openapi({ description: "The account's models deployed at some time in the period." }),
   })
   .openapi("UsageReport");
 export type UsageReport = z.infer<typeof usageReportSchema>;

@@ -175,7 +175,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       keyRevoked: (keyId) => apiKeys.forget(keyId),
       accountChanged: (accountId) => accountLimits.forget(accountId),
     }),
-    usage: new UsageReports(database.db, options.now),
+    usage: new UsageReports(database.db, config.prices, options.now),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {
     staleMs: config.limits.inFlightStaleMs,

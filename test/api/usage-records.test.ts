@@ -154,6 +154,10 @@ describe("usage records", () => {
     });
     // No model of the account was deployed; hearth-tiny's records are counted on /metrics, by model.
     expect(byModel.body.deployments).toEqual([]);
+    // Without prices, counts only.
+    expect(byModel.body.currency).toBeNull();
+    expect(byModel.body.cost).toBeUndefined();
+    expect(byModel.body.total.cost).toBeUndefined();
     const metrics = await (
       await fetch(`${hearth.url}/metrics`, { headers: { authorization: `Bearer ${hearth.apiKey}` } })
     ).text();

@@ -52,6 +52,9 @@ async function showUsage(ctx: CliContext, options: UsageOptions) {
 function usageLines(ctx: CliContext, usage: UsageReport): string[] {
   const period = `${usage.startTime.slice(0, 16).replace("T", " ")} – ${usage.endTime.slice(0, 16).replace("T", " ")} UTC`;
   const head = `Usage of account "${usage.accountId}", ${period}, by ${usage.groupBy}:`;
+  // Costs only where the operator set prices.
+  const costHeader = usage.currency === null ? [] : [`COST (${usage.currency})`];
+  const costCell = (cost: number | undefined) => (usage.currency === null ? [] : [(cost ?? 0).toFixed(4)]);
   const deployed =
     usage.deployments.length === 0
       ? []
@@ -59,11 +62,15 @@ function usageLines(ctx: CliContext, usage: UsageReport): string[] {
           "",
           ...table(
             ctx.out,
-            ["DEPLOYED MODEL", "HOURS"],
-            usage.deployments.map((d) => [d.model, d.deployedHours.toFixed(2)]),
+            ["DEPLOYED MODEL", "HOURS", ...costHeader],
+            usage.deployments.map((d) => [d.model, d.deployedHours.toFixed(2), ...costCell(d.cost)]),
           ),
         ];
-  if (usage.groups.length === 0) return [head, "(no requests)", ...deployed];
+  const bill =
+    usage.cost === undefined
+      ? []
+      : ["", `Cost: ${usage.cost.toFixed(4)} ${usage.currency} (requests and deployed hours)`];
+  if (usage.groups.length === 0) return [head, "(no requests)", ...deployed, ...bill];
   const row = (group: string, t: UsageReport["total"]) => [
     group,
     String(t.requests),
@@ -71,14 +78,24 @@ function usageLines(ctx: CliContext, usage: UsageReport): string[] {
     String(t.cachedTokens),
     String(t.completionTokens),
     String(t.images),
+    ...costCell(t.cost),
   ];
   return [
     head,
     ...table(
       ctx.out,
-      [usage.groupBy.toUpperCase(), "REQUESTS", "PROMPT TOKENS", "CACHED", "COMPLETION TOKENS", "IMAGES"],
+      [
+        usage.groupBy.toUpperCase(),
+        "REQUESTS",
+        "PROMPT TOKENS",
+        "CACHED",
+        "COMPLETION TOKENS",
+        "IMAGES",
+        ...costHeader,
+      ],
       [...usage.groups.map((g) => row(g.group, g)), row("TOTAL", usage.total)],
     ),
     ...deployed,
+    ...bill,
   ];
 }

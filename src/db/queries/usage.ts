@@ -39,11 +39,15 @@ export interface UsageTotals {
 export interface UsageGroup extends UsageTotals {
   /** The model's name, the key's ID, or the day as YYYY-MM-DD. */
   group: string;
+  /** The model the sums are of, and its base model (what prices are by). */
+  model: string;
+  baseModelId: string;
 }
 
 /**
- * An account's usage of the requests that ended in [start, end), summed by `groupBy`, in the
- * group's order (model name, key ID, day).
+ * An account's usage of the requests that ended in [start, end), summed by `groupBy` and model
+ * (so that each sum has one price), in the group's order (model name, key ID, day), then the
+ * model's.
  */
 export async function usageByGroup(
   db: Db,
@@ -62,6 +66,8 @@ export async function usageByGroup(
   const rows = await db
     .select({
       group,
+      model: u.model,
+      baseModelId: u.baseModelId,
       requests: sql<string>`count(*)`,
       promptTokens: sum(u.promptTokens),
       cachedTokens: sum(u.cachedTokens),
@@ -72,11 +78,13 @@ export async function usageByGroup(
     })
     .from(u)
     .where(and(eq(u.accountId, accountId), gte(u.endedAt, range.start), lt(u.endedAt, range.end)))
-    .groupBy(group)
-    .orderBy(group);
+    .groupBy(group, u.model, u.baseModelId)
+    .orderBy(group, u.model, u.baseModelId);
   // Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53.
   return rows.map((r) => ({
     group: r.group,
+    model: r.model,
+    baseModelId: r.baseModelId,
     requests: Number(r.requests),
     promptTokens: Number(r.promptTokens),
     cachedTokens: Number(r.cachedTokens),

@@ -7,6 +7,7 @@ import type { ImageModelSpec } from "./config/image-models.js";
 import type { VariableSpec } from "./config/spec.js";
 import type { StorageLocation } from "./config/storage-url.js";
 import type { TemplateLimits } from "./config/template-limits.js";
+import type { Prices } from "./config/prices.js";
 import { variables } from "./config/variables.js";
 import { derivedConcurrency } from "./config/worker-capacity.js";
 import { usableCores } from "./process/usable-cores.js";
@@ -116,6 +117,8 @@ export interface Config {
   };
   /** HEARTH_CLI_TARBALL: the CLI tarball served to `hearth upgrade`; unset, the server packs its own. */
   readonly cliTarball: string | undefined;
+  /** HEARTH_PRICES: what the operator charges per model (usage reports show costs); null, counts only. */
+  readonly prices: Prices | null;
   /** The sandbox users' chat templates render in (src/templates). */
   readonly templates: TemplateLimits;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -236,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStoredBytes: r.HEARTH_ACCOUNT_MAX_STORED_BYTES,
     },
     cliTarball: r.HEARTH_CLI_TARBALL === undefined ? undefined : path.resolve(r.HEARTH_CLI_TARBALL),
+    prices: r.HEARTH_PRICES ?? null,
     templates: {
       threads: r.HEARTH_TEMPLATE_THREADS,
       timeoutMs: r.HEARTH_TEMPLATE_TIMEOUT_MS,

@@ -79,6 +79,27 @@ describe("config", () => {
     for (const tier of tiers)
       expect(reference, tier.title).toContain(`## ${tier.title}\n\n${configTable(tier.variables)}`);
   });
+  it("reads HEARTH_PRICES' JSON, and names what is wrong with it", () => {
+    expect(loadConfig({}).prices).toBeNull();
+    expect(loadConfig({ HEARTH_PRICES: " " }).prices).toBeNull();
+    const prices = loadConfig({
+      HEARTH_PRICES: JSON.stringify({ currency: "USD", models: { "*": { completionPerMillion: 0.6 } } }),
+    }).prices;
+    expect(prices).toEqual({
+      currency: "USD",
+      models: {
+        "*": { promptPerMillion: 0, cachedPerMillion: 0, completionPerMillion: 0.6, perImage: 0, perDeployedHour: 0 },
+      },
+    });
+    for (const [bad, problem] of [
+      ["{currency", /HEARTH_PRICES.*not JSON/],
+      [JSON.stringify({ currency: "dollars", models: {} }), /currency must be an ISO 4217 code/],
+      [JSON.stringify({ currency: "USD", models: { m: { perImage: -1 } } }), /models\.m\.perImage/],
+      [JSON.stringify({ currency: "USD", models: { m: { perToken: 1 } } }), /perToken|Unrecognized/],
+    ] as const) {
+      expect(() => loadConfig({ HEARTH_PRICES: bad }), bad).toThrow(problem);
+    }
+  });
   it("puts each variable in one tier, with a one-line description", () => {
     const named = tiers.flatMap((t) => Object.keys(t.variables));
     expect(new Set(named).size).toBe(named.length);

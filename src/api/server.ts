@@ -15,6 +15,7 @@ import { SessionStore } from "../auth/sessions.js";
 import { VerifiedKeys } from "../auth/verified-keys.js";
 import { ApiMetrics } from "../metrics/api-metrics.js";
 import { inferenceMetrics } from "../metrics/inference-metrics.js";
+import { usageMetrics } from "../metrics/usage-metrics.js";
 import { Administration } from "./services/administration.js";
 import { InferenceClient } from "../requests/inference-client.js";
 import { ModelChanges } from "../jobs/model-changes.js";
@@ -138,6 +139,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const usageMeter = new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
     prefix: config.redisPrefix,
     consumer: `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    onWritten: usageMetrics(metrics),
   });
   // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
   const templates = new TemplateSandbox(config.templates);
@@ -173,7 +175,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       keyRevoked: (keyId) => apiKeys.forget(keyId),
       accountChanged: (accountId) => accountLimits.forget(accountId),
     }),
-    usage: new UsageReports(database.db, options.now),
+    usage: new UsageReports(database.db, config.prices, options.now),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {
     staleMs: config.limits.inFlightStaleMs,

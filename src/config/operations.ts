@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { bool, optionalString } from "./schemas.js";
+import { bool, optionalString, parsedBy } from "./schemas.js";
+import { parsePrices } from "./prices.js";
 import type { VariableSpec } from "./spec.js";
 
-/** The rest of running Hearth: logs, the demo models, the CLI offered for `hearth upgrade`. */
+/** The rest of running Hearth: logs, the demo models, prices, the CLI offered for `hearth upgrade`. */
 export const operations = {
   HEARTH_LOG_LEVEL: {
     schema: z.enum(["debug", "info", "warn", "error"]),
@@ -13,6 +14,10 @@ export const operations = {
     schema: bool,
     default: "true",
     description: "Build the demo models (hearth-tiny and its example LoRA) into the model directory when absent.",
+  },
+  HEARTH_PRICES: {
+    schema: optionalString.pipe(parsedBy(parsePrices).optional()),
+    description: "Prices per model as JSON (docs/usage.md): usage reports then show costs. Unset: counts only.",
   },
   HEARTH_CLI_TARBALL: {
     schema: optionalString,

@@ -1,4 +1,6 @@
+import { setTimeout } from "node:timers/promises";
 import type { Db } from "../db/client.js";
+import { withTimeout } from "../process/with-timeout.js";
 import { isRefusedData } from "../db/connection-errors.js";
 import { insertUsageRecords } from "../db/queries/usage.js";
 import type { UsageRecord } from "../domain/usage.js";
@@ -16,6 +18,8 @@ export interface UsageMeterOptions {
   blockMs?: number;
   /** A record read by a meter that has not written it for this long is taken over (its process died). */
   claimIdleMs?: number;
+  /** Called with the records this meter wrote first (metrics): across all meters, each record once. */
+  onWritten?: (records: readonly UsageRecord[]) => void;
 }
 
 /** The consumer group every API process's meter reads the usage log in. */
@@ -34,6 +38,8 @@ type StreamEntry = [id: string, fields: string[]];
  */
 export class UsageMeter {
   private closed = false;
+  /** Ends the wait between two tries at once when the meter closes. */
+  private readonly stopping = new AbortController();
   private readonly loop: Promise<void>;
   private readonly key: string;
 
@@ -47,11 +53,17 @@ export class UsageMeter {
     this.loop = this.run();
   }
 
-  /** Stops reading; what was read and not written stays pending for another meter. */
-  async close(): Promise<void> {
+  /**
+   * Stops reading; what was read and not written stays pending for another meter. Never waits
+   * long: with Redis or the database gone, a command in flight may never answer.
+   */
+  async close(graceMs = 2_000): Promise<void> {
     this.closed = true;
+    this.stopping.abort();
     this.redis.disconnect();
-    await this.loop;
+    await withTimeout(this.loop, graceMs).catch(() =>
+      this.log.warn("the usage meter closed with a write in flight; its records stay pending for another meter"),
+    );
   }
 
   private async run(): Promise<void> {
@@ -90,7 +102,8 @@ export class UsageMeter {
         if (this.closed) return;
         failures++;
         this.log.warn("could not write usage records; they stay in the usage log", { error: String(error) });
-        await new Promise((r) => setTimeout(r, Math.min(30_000, 500 * 2 ** Math.min(failures, 6))));
+        const backoffMs = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+        await setTimeout(backoffMs, undefined, { signal: this.stopping.signal }).catch(() => {});
       }
     }
   }
@@ -112,17 +125,22 @@ export class UsageMeter {
    * dropped, logged, without holding the others back.
    */
   private async insert(records: UsageRecord[]) {
+    const written = new Set<string>();
     try {
-      await insertUsageRecords(this.db, records);
+      for (const id of await insertUsageRecords(this.db, records)) written.add(id);
     } catch (error) {
       if (!isRefusedData(error)) throw error;
       for (const record of records) {
-        await insertUsageRecords(this.db, [record]).catch((refused: unknown) => {
-          if (!isRefusedData(refused)) throw refused;
-          this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });
-        });
+        await insertUsageRecords(this.db, [record]).then(
+          (ids) => ids.forEach((id) => written.add(id)),
+          (refused: unknown) => {
+            if (!isRefusedData(refused)) throw refused;
+            this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });
+          },
+        );
       }
     }
+    if (written.size > 0) this.options.onWritten?.(records.filter((r) => written.has(r.requestId)));
   }
 
   private async write(entries: readonly StreamEntry[]) {

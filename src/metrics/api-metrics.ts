@@ -65,6 +65,24 @@ export class ApiMetrics {
     labelNames: ["model", "reason"],
     registers: [this.registry],
   });
+  readonly usageRequests = new Counter({
+    name: "hearth_usage_requests_total",
+    help: "Requests whose usage records this API process wrote (each record once across the fleet), by model and outcome.",
+    labelNames: ["model", "outcome"],
+    registers: [this.registry],
+  });
+  readonly usageTokens = new Counter({
+    name: "hearth_usage_tokens_total",
+    help: "Tokens of the usage records this API process wrote, by model and type: prompt (cached ones included), cached, completion.",
+    labelNames: ["model", "type"],
+    registers: [this.registry],
+  });
+  readonly usageImages = new Counter({
+    name: "hearth_usage_images_total",
+    help: "Images of the usage records this API process wrote, by model.",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
   readonly placementMoves = new Counter({
     name: "hearth_placement_moves_total",
     help: "Placed requests their worker had not started within HEARTH_PLACEMENT_WAIT_MS, moved to the shared queue (by base model).",

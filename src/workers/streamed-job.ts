@@ -17,6 +17,7 @@ import { cancelReason, type Cancellations } from "./cancellations.js";
 import type { ImagePayload, InferencePayload } from "../jobs/jobs.js";
 import type { UsageRecord } from "../domain/usage.js";
 import { appendUsage } from "../requests/usage-log.js";
+import { withTimeout } from "../process/with-timeout.js";
 import { usageRecordOf } from "./usage-report.js";
 
 export interface JobFinished<T = unknown> {
@@ -104,16 +105,21 @@ export async function runStreamedJob<T>(
   }
 }
 
-/** Appends a job's usage record to the usage log; one that cannot be is lost, and the log says so. */
+/**
+ * Appends a job's usage record to the usage log; one that cannot be is lost, and the log says so.
+ * With Redis gone the append could wait for ever: the job ends after APPEND_WAIT_MS regardless.
+ */
 async function meter(deps: StreamedJobDeps, record: UsageRecord | undefined) {
   if (!record) return;
-  await appendUsage(deps.publisher, deps.prefix, record).catch((error: unknown) =>
-    deps.log.error("could not append a usage record: this request is not metered", {
+  await withTimeout(appendUsage(deps.publisher, deps.prefix, record), APPEND_WAIT_MS).catch((error: unknown) =>
+    deps.log.error("could not append a usage record: this request may not be metered", {
       requestId: record.requestId,
       error: String(error),
     }),
   );
 }
+
+const APPEND_WAIT_MS = 5_000;
 
 /**
  * What of a job's error reaches its client: the code, and Hearth's own words for what the

@@ -152,6 +152,30 @@ describe("usage records", () => {
       requests: tiny.length,
       completionTokens: sum(tiny, "completionTokens"),
     });
+    // No model of the account was deployed; hearth-tiny's records are counted on /metrics, by model.
+    expect(byModel.body.deployments).toEqual([]);
+    // Without prices, counts only.
+    expect(byModel.body.currency).toBeNull();
+    expect(byModel.body.cost).toBeUndefined();
+    expect(byModel.body.total.cost).toBeUndefined();
+    const metrics = await (
+      await fetch(`${hearth.url}/metrics`, { headers: { authorization: `Bearer ${hearth.apiKey}` } })
+    ).text();
+    const counted = (type: string) =>
+      Number(
+        metrics
+          .split("\n")
+          .find(
+            (l) =>
+              l.startsWith("hearth_usage_tokens_total{") &&
+              l.includes(`model="${TINY}"`) &&
+              l.includes(`type="${type}"`),
+          )
+          ?.split(" ")
+          .at(-1),
+      );
+    expect(counted("completion")).toBe(sum(tiny, "completionTokens"));
+    expect(counted("cached")).toBe(sum(tiny, "cachedTokens"));
     const byKey = await get("groupBy=key");
     expect(byKey.body.groups).toEqual([expect.objectContaining({ group: keyId, requests: records.length })]);
     const today = new Date().toISOString().slice(0, 10);

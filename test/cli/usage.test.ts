@@ -1,11 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UsageReport } from "../../src/api/contract/management/usage-routes.js";
+import { createModel } from "../../src/db/queries/models.js";
 import { insertUsageRecords } from "../../src/db/queries/usage.js";
+import { deploymentEvents } from "../../src/db/schema/usage.js";
 import type { UsageRecord } from "../../src/domain/usage.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { json, runHearthCli, tempConfigDir } from "../helpers/run-hearth.js";
 
 const HOUR = 3_600_000;
+/** hearth-tiny's prices; its adapters ("one") cost the same, other models what "*" says. */
+const PRICES = {
+  currency: "EUR",
+  models: {
+    "accounts/hearth/models/hearth-tiny": {
+      promptPerMillion: 1000,
+      cachedPerMillion: 500,
+      completionPerMillion: 2000,
+      perDeployedHour: 0.5,
+    },
+    "*": { completionPerMillion: 1 },
+  },
+};
 
 /** `hearth get usage`: the real binary against a started Hearth, whose records are written directly. */
 describe("hearth get usage", () => {
@@ -31,12 +46,28 @@ describe("hearth get usage", () => {
   });
 
   beforeAll(async () => {
-    [hearth, config] = await Promise.all([startTestHearth({ worker: false }), tempConfigDir()]);
+    [hearth, config] = await Promise.all([
+      startTestHearth({ worker: false, env: { HEARTH_PRICES: JSON.stringify(PRICES) } }),
+      tempConfigDir(),
+    ]);
+    await createModel(hearth.api.database.db, {
+      accountId: "default",
+      modelId: "one",
+      kind: "lora",
+      baseModel: "accounts/hearth/models/hearth-tiny",
+      state: "READY",
+    });
     await insertUsageRecords(hearth.api.database.db, [
       record("a", "accounts/default/models/one", 1 * HOUR, 10),
       record("b", "accounts/default/models/one", 2 * HOUR, 20),
       record("c", "accounts/hearth/models/hearth-tiny", 3 * HOUR, 5),
       record("old", "accounts/hearth/models/hearth-tiny", 10 * 24 * HOUR, 1_000),
+    ]);
+    // "one" deployed 5 hours ago and still serving; "two" for 2 hours, 40 days ago.
+    await hearth.api.database.db.insert(deploymentEvents).values([
+      { accountId: "default", modelId: "one", event: "deployed", at: new Date(now - 5 * HOUR) },
+      { accountId: "default", modelId: "two", event: "deployed", at: new Date(now - 40 * 24 * HOUR) },
+      { accountId: "default", modelId: "two", event: "undeployed", at: new Date(now - 40 * 24 * HOUR + 2 * HOUR) },
     ]);
   });
   afterAll(async () => {
@@ -51,11 +82,17 @@ describe("hearth get usage", () => {
     expect(shown.code, shown.stderr).toBe(0);
     const lines = shown.stdout.trim().split("\n");
     expect(lines[0]).toMatch(/^Usage of account "default", .* UTC, by model:$/);
-    expect(lines[1]).toMatch(/^MODEL\s+REQUESTS\s+PROMPT TOKENS\s+CACHED\s+COMPLETION TOKENS\s+IMAGES$/);
+    expect(lines[1]).toMatch(/^MODEL\s+REQUESTS\s+PROMPT TOKENS\s+CACHED\s+COMPLETION TOKENS\s+IMAGES\s+COST \(EUR\)$/);
+    // One: 80 prompt tokens at 1000/M, 120 cached at 500/M, 30 completion at 2000/M = 0.2; tiny: 0.075.
     expect(lines.slice(2).map((l) => l.split(/\s+/))).toEqual([
-      ["accounts/default/models/one", "2", "200", "120", "30", "0"],
-      ["accounts/hearth/models/hearth-tiny", "1", "100", "60", "5", "0"],
-      ["TOTAL", "3", "300", "180", "35", "0"],
+      ["accounts/default/models/one", "2", "200", "120", "30", "0", "0.2000"],
+      ["accounts/hearth/models/hearth-tiny", "1", "100", "60", "5", "0", "0.0800"],
+      ["TOTAL", "3", "300", "180", "35", "0", "0.2800"],
+      [""],
+      ["DEPLOYED", "MODEL", "HOURS", "COST", "(EUR)"],
+      ["accounts/default/models/one", "5.00", "2.5000"],
+      [""],
+      ["Cost:", "2.7800", "EUR", "(requests", "and", "deployed", "hours)"],
     ]);
     const report = json(await run(["get", "usage", "--since", "7d", "--output", "json"])) as UsageReport;
     const res = await fetch(
@@ -64,6 +101,17 @@ describe("hearth get usage", () => {
     );
     expect(await res.json()).toEqual(report);
     expect(report.total).toMatchObject({ requests: 3, promptTokens: 300, cachedTokens: 180, completionTokens: 35 });
+    expect(report.currency).toBe("EUR");
+    expect(report.cost).toBeCloseTo(2.78, 3);
+    expect(report.deployments).toEqual([
+      { model: "accounts/default/models/one", deployedHours: expect.closeTo(5, 2), cost: expect.closeTo(2.5, 2) },
+    ]);
+    const earlier = json(
+      await run(["get", "usage", "--since", "41d", "--until", "39d", "--output", "json"]),
+    ) as UsageReport;
+    expect(earlier.deployments).toEqual([
+      { model: "accounts/default/models/two", deployedHours: expect.closeTo(2, 5) },
+    ]);
   });
 
   it("sums by day or key over the default 30 days, and names a wrong option", async () => {

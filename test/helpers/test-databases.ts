@@ -127,7 +127,9 @@ export function useTestDatabase(
 
 /** Empties every Hearth table (between tests sharing one database). */
 export async function truncateAllTables(db: Db): Promise<void> {
-  await db.execute(sql`truncate table usage_records, deployments, models, api_keys, accounts cascade`);
+  await db.execute(
+    sql`truncate table usage_records, deployment_events, deployments, models, api_keys, accounts cascade`,
+  );
 }
 
 function redact(url: string): string {

@@ -1,9 +1,13 @@
 import type { Caller } from "../../domain/caller.js";
 import type { Db } from "../../db/client.js";
 import { getAccount } from "../../db/queries/accounts.js";
-import { usageByGroup, type UsageGrouping, type UsageTotals } from "../../db/queries/usage.js";
+import { deployedHours, usageByGroup, type UsageGrouping, type UsageTotals } from "../../db/queries/usage.js";
+import { modelName } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import { accountNotFound } from "./model-catalog.js";
+import { priceOf, usageCost } from "./usage-costs.js";
+import type { Prices } from "../../config/prices.js";
+import { getModel } from "../../db/queries/models.js";
 
 /** The default period: the last 30 days. */
 const DEFAULT_DAYS = 30;
@@ -19,18 +23,28 @@ export interface UsageSummary {
   start: Date;
   end: Date;
   groupBy: UsageGrouping;
-  groups: (UsageTotals & { group: string })[];
-  total: UsageTotals;
+  /** The prices' currency; null when the operator set none (costs are then absent). */
+  currency: string | null;
+  groups: Costed<UsageTotals & { group: string }>[];
+  total: Costed<UsageTotals>;
+  /** The hours each of the account's models was deployed in the period (those deployed at some time in it). */
+  deployments: Costed<{ model: string; deployedHours: number }>[];
+  /** With prices: the usage's cost and the deployed hours', together. */
+  cost?: number;
 }
+
+/** With prices, each sum carries what it cost. */
+type Costed<T> = T & { cost?: number };
 
 /**
  * An account's usage over a period, from its usage records (docs/usage.md): one's own account
  * with a key of the models or admin scope, any account with an admin key. Another account
- * answers a non-admin exactly like a missing one.
+ * answers a non-admin exactly like a missing one. With prices (HEARTH_PRICES), costs beside.
  */
 export class UsageReports {
   constructor(
     private readonly db: Db,
+    private readonly prices: Prices | null,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -50,21 +64,58 @@ export class UsageReports {
     if (end.getTime() <= start.getTime()) {
       throw new AppError("invalid_request", "end must be after start.", { param: "end" });
     }
-    const groups = await usageByGroup(this.db, accountId, { start, end }, period.groupBy);
-    return { accountId, start, end, groupBy: period.groupBy, groups, total: sumOf(groups) };
+    const [rows, hours] = await Promise.all([
+      usageByGroup(this.db, accountId, { start, end }, period.groupBy),
+      deployedHours(this.db, accountId, { start, end }, new Date(this.now())),
+    ]);
+    const { prices } = this;
+    const groups = new Map<string, Costed<UsageTotals & { group: string }>>();
+    for (const row of rows) {
+      const { group, model, baseModelId, ...totals } = row;
+      const into = groups.get(group) ?? { group, ...zero(), ...(prices ? { cost: 0 } : {}) };
+      add(into, totals);
+      if (prices) into.cost! += usageCost(totals, priceOf(prices, model, baseModelId));
+      groups.set(group, into);
+    }
+    const total: Costed<UsageTotals> = { ...zero(), ...(prices ? { cost: 0 } : {}) };
+    for (const g of groups.values()) {
+      add(total, g);
+      if (prices) total.cost! += g.cost!;
+    }
+    const deployments = await Promise.all(
+      hours.map(async (h) => {
+        const model = modelName(accountId, h.modelId);
+        if (!prices) return { model, deployedHours: h.hours };
+        const base = (await getModel(this.db, accountId, h.modelId))?.baseModel;
+        const baseId = base ? base.slice(base.lastIndexOf("/") + 1) : "";
+        const cost = h.hours * (priceOf(prices, model, baseId)?.perDeployedHour ?? 0);
+        return { model, deployedHours: h.hours, cost };
+      }),
+    );
+    return {
+      accountId,
+      start,
+      end,
+      groupBy: period.groupBy,
+      currency: prices?.currency ?? null,
+      groups: [...groups.values()],
+      total,
+      deployments,
+      ...(prices ? { cost: total.cost! + deployments.reduce((sum, d) => sum + (d.cost ?? 0), 0) } : {}),
+    };
   }
 }
 
-function sumOf(groups: readonly UsageTotals[]): UsageTotals {
-  const total: UsageTotals = {
-    requests: 0,
-    promptTokens: 0,
-    cachedTokens: 0,
-    completionTokens: 0,
-    images: 0,
-    imageSteps: 0,
-    imagePixels: 0,
-  };
-  for (const g of groups) for (const field of Object.keys(total) as (keyof UsageTotals)[]) total[field] += g[field];
-  return total;
+const zero = (): UsageTotals => ({
+  requests: 0,
+  promptTokens: 0,
+  cachedTokens: 0,
+  completionTokens: 0,
+  images: 0,
+  imageSteps: 0,
+  imagePixels: 0,
+});
+
+function add(into: UsageTotals, from: UsageTotals) {
+  for (const field of Object.keys(zero()) as (keyof UsageTotals)[]) into[field] += from[field];
 }

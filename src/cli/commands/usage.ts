@@ -18,7 +18,9 @@ export function registerUsageCommands({ get }: Verbs): void {
   examples(
     get
       .command("usage")
-      .description("Show the account's usage: requests, tokens (cached apart) and images, by model, key or day")
+      .description(
+        "Show the account's usage: requests, tokens (cached apart) and images by model, key or day; deployed hours",
+      )
       .option("--since <when>", "the period's start: a span back from now (7d, 12h) or a time", "30d")
       .option("--until <when>", "the period's end: a span back from now or a time; default now")
       .option("--by <group>", `sum by ${GROUPINGS.join(", ")}`, "model")
@@ -50,7 +52,25 @@ async function showUsage(ctx: CliContext, options: UsageOptions) {
 function usageLines(ctx: CliContext, usage: UsageReport): string[] {
   const period = `${usage.startTime.slice(0, 16).replace("T", " ")} – ${usage.endTime.slice(0, 16).replace("T", " ")} UTC`;
   const head = `Usage of account "${usage.accountId}", ${period}, by ${usage.groupBy}:`;
-  if (usage.groups.length === 0) return [head, "(no requests)"];
+  // Costs only where the operator set prices.
+  const costHeader = usage.currency === null ? [] : [`COST (${usage.currency})`];
+  const costCell = (cost: number | undefined) => (usage.currency === null ? [] : [(cost ?? 0).toFixed(4)]);
+  const deployed =
+    usage.deployments.length === 0
+      ? []
+      : [
+          "",
+          ...table(
+            ctx.out,
+            ["DEPLOYED MODEL", "HOURS", ...costHeader],
+            usage.deployments.map((d) => [d.model, d.deployedHours.toFixed(2), ...costCell(d.cost)]),
+          ),
+        ];
+  const bill =
+    usage.cost === undefined
+      ? []
+      : ["", `Cost: ${usage.cost.toFixed(4)} ${usage.currency} (requests and deployed hours)`];
+  if (usage.groups.length === 0) return [head, "(no requests)", ...deployed, ...bill];
   const row = (group: string, t: UsageReport["total"]) => [
     group,
     String(t.requests),
@@ -58,13 +78,24 @@ function usageLines(ctx: CliContext, usage: UsageReport): string[] {
     String(t.cachedTokens),
     String(t.completionTokens),
     String(t.images),
+    ...costCell(t.cost),
   ];
   return [
     head,
     ...table(
       ctx.out,
-      [usage.groupBy.toUpperCase(), "REQUESTS", "PROMPT TOKENS", "CACHED", "COMPLETION TOKENS", "IMAGES"],
+      [
+        usage.groupBy.toUpperCase(),
+        "REQUESTS",
+        "PROMPT TOKENS",
+        "CACHED",
+        "COMPLETION TOKENS",
+        "IMAGES",
+        ...costHeader,
+      ],
       [...usage.groups.map((g) => row(g.group, g)), row("TOTAL", usage.total)],
     ),
+    ...deployed,
+    ...bill,
   ];
 }

@@ -1,14 +1,14 @@
 import { and, eq, gte, lt, sql, type AnyColumn } from "drizzle-orm";
 import type { Db } from "../client.js";
-import { usageRecords } from "../schema/usage.js";
+import { deploymentEvents, usageRecords } from "../schema/usage.js";
 import type { UsageRecord } from "../../domain/usage.js";
 
 /**
  * Writes usage records in one statement; a request whose record is already there keeps it
- * (the first written counts: docs/usage.md). Resolves to the records newly written.
+ * (the first written counts: docs/usage.md). Resolves to the request IDs newly written.
  */
-export async function insertUsageRecords(db: Db, records: readonly UsageRecord[]): Promise<number> {
-  if (records.length === 0) return 0;
+export async function insertUsageRecords(db: Db, records: readonly UsageRecord[]): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
   const rows = records.map((r) => ({
     ...r,
     adapter: r.adapter ?? null,
@@ -20,7 +20,7 @@ export async function insertUsageRecords(db: Db, records: readonly UsageRecord[]
     .values(rows)
     .onConflictDoNothing({ target: usageRecords.requestId })
     .returning({ requestId: usageRecords.requestId });
-  return written.length;
+  return new Set(written.map((r) => r.requestId));
 }
 
 /** What usage is summed by: the model asked for, the API key, or the day (UTC) it ended. */
@@ -39,11 +39,15 @@ export interface UsageTotals {
 export interface UsageGroup extends UsageTotals {
   /** The model's name, the key's ID, or the day as YYYY-MM-DD. */
   group: string;
+  /** The model the sums are of, and its base model (what prices are by). */
+  model: string;
+  baseModelId: string;
 }
 
 /**
- * An account's usage of the requests that ended in [start, end), summed by `groupBy`, in the
- * group's order (model name, key ID, day).
+ * An account's usage of the requests that ended in [start, end), summed by `groupBy` and model
+ * (so that each sum has one price), in the group's order (model name, key ID, day), then the
+ * model's.
  */
 export async function usageByGroup(
   db: Db,
@@ -62,6 +66,8 @@ export async function usageByGroup(
   const rows = await db
     .select({
       group,
+      model: u.model,
+      baseModelId: u.baseModelId,
       requests: sql<string>`count(*)`,
       promptTokens: sum(u.promptTokens),
       cachedTokens: sum(u.cachedTokens),
@@ -72,11 +78,13 @@ export async function usageByGroup(
     })
     .from(u)
     .where(and(eq(u.accountId, accountId), gte(u.endedAt, range.start), lt(u.endedAt, range.end)))
-    .groupBy(group)
-    .orderBy(group);
+    .groupBy(group, u.model, u.baseModelId)
+    .orderBy(group, u.model, u.baseModelId);
   // Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53.
   return rows.map((r) => ({
     group: r.group,
+    model: r.model,
+    baseModelId: r.baseModelId,
     requests: Number(r.requests),
     promptTokens: Number(r.promptTokens),
     cachedTokens: Number(r.cachedTokens),
@@ -84,5 +92,38 @@ export async function usageByGroup(
     images: Number(r.images),
     imageSteps: Number(r.imageSteps),
     imagePixels: Number(r.imagePixels),
+  }));
+}
+
+/**
+ * The hours each of an account's models was DEPLOYED within [start, end) (by its deployment
+ * events; a model deployed now counts until `now`), for the models deployed at some time in it.
+ */
+export async function deployedHours(
+  db: Db,
+  accountId: string,
+  range: { start: Date; end: Date },
+  now: Date,
+): Promise<{ modelId: string; hours: number }[]> {
+  const until = new Date(Math.min(range.end.getTime(), now.getTime()));
+  if (until <= range.start) return [];
+  const [from, to] = [sql`${range.start.toISOString()}::timestamptz`, sql`${until.toISOString()}::timestamptz`];
+  const rows = await db.execute<{ model_id: string; seconds: string }>(sql`
+    with spans as (
+      select model_id, event, at,
+        lead(at) over (partition by model_id order by at, id) as next_at
+      from ${deploymentEvents}
+      where account_id = ${accountId}
+    )
+    select model_id,
+      sum(extract(epoch from (least(coalesce(next_at, ${to}), ${to}) - greatest(at, ${from})))) as seconds
+    from spans
+    where event = 'deployed' and at < ${to} and coalesce(next_at, ${to}) > ${from}
+    group by model_id
+    order by model_id`);
+  const list = Array.isArray(rows) ? rows : (rows as { rows: typeof rows }).rows;
+  return (list as { model_id: string; seconds: string }[]).map((r) => ({
+    modelId: r.model_id,
+    hours: Number(r.seconds) / 3600,
   }));
 }

@@ -43,3 +43,24 @@ export const usageRecords = pgTable(
 );
 
 export type UsageRow = typeof usageRecords.$inferSelect;
+
+/**
+ * When each model began and stopped serving: a row for every move into DEPLOYED and out of it
+ * (to UNDEPLOYING, FAILED, or the deployment's deletion, the model's included), written by a
+ * trigger on `deployments` (migration 0009), so that no path that changes a deployment can miss
+ * one. Deployed hours are the spans between them (docs/usage.md).
+ */
+export const deploymentEvents = pgTable(
+  "deployment_events",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    accountId: text("account_id").notNull(),
+    modelId: text("model_id").notNull(),
+    event: text("event").$type<"deployed" | "undeployed">().notNull(),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check("deployment_events_event", sql`${t.event} in ('deployed', 'undeployed')`),
+    index("deployment_events_account_model_at_idx").on(t.accountId, t.modelId, t.at),
+  ],
+);

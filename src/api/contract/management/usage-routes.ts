@@ -29,6 +29,9 @@ const totals = {
   images: count,
   imageSteps: count.openapi({ description: "Each image's steps, summed." }),
   imagePixels: count.openapi({ description: "Each image's width × height, summed." }),
+  cost: z.number().min(0).optional().openapi({
+    description: "What it cost at the operator's prices (HEARTH_PRICES), in `currency`; absent without prices.",
+  }),
 };
 
 export const usageTotalsSchema = z.strictObject(totals).openapi("UsageTotals");
@@ -39,6 +42,7 @@ export const usageReportSchema = z
     startTime: z.iso.datetime(),
     endTime: z.iso.datetime(),
     groupBy: z.enum(USAGE_GROUPINGS),
+    currency: z.string().nullable().openapi({ description: "The prices' currency (ISO 4217); null: no prices set." }),
     groups: z.array(
       z.strictObject({
         group: z.string().openapi({ description: "The model's name, the key's ID, or the day (YYYY-MM-DD)." }),
@@ -46,6 +50,21 @@ export const usageReportSchema = z
       }),
     ),
     total: usageTotalsSchema,
+    deployments: z
+      .array(
+        z.strictObject({
+          model: z.string(),
+          deployedHours: z.number().min(0).openapi({
+            description:
+              "Hours it was DEPLOYED within the period: from each deploy's end to the next undeploy's start.",
+          }),
+          cost: totals.cost,
+        }),
+      )
+      .openapi({ description: "The account's models deployed at some time in the period." }),
+    cost: z.number().min(0).optional().openapi({
+      description: "With prices: the total's cost and the deployed hours' together, in `currency`.",
+    }),
   })
   .openapi("UsageReport");
 export type UsageReport = z.infer<typeof usageReportSchema>;

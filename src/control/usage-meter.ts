@@ -132,7 +132,9 @@ export class UsageMeter {
       if (!isRefusedData(error)) throw error;
       for (const record of records) {
         await insertUsageRecords(this.db, [record]).then(
-          (ids) => ids.forEach((id) => written.add(id)),
+          (ids) => {
+            for (const id of ids) written.add(id);
+          },
           (refused: unknown) => {
             if (!isRefusedData(refused)) throw refused;
             this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });

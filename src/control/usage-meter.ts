@@ -100,6 +100,8 @@ export class UsageMeter {
         failures = 0;
       } catch (error) {
         if (this.closed) return;
+        // A Redis that restarted without its data lost the group with the log: make it again.
+        if (String(error).includes("NOGROUP")) this.groupReady = false;
         failures++;
         this.log.warn("could not write usage records; they stay in the usage log", { error: String(error) });
         const backoffMs = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));

@@ -101,6 +101,15 @@ describe.each(testDatabaseBackends)("the usage meter on %s", (kind) => {
     expect(pending[0]).toBe(0);
   });
 
+  it("goes on after Redis lost the log and its group (a restart without persistence)", async () => {
+    start("a", 200);
+    await appendUsage(redis, prefix, record("r1"));
+    await eventually(async () => expect(await rows()).toHaveLength(1), 5_000);
+    await redis.del(usageLogKey(prefix));
+    await appendUsage(redis, prefix, record("r2"));
+    await eventually(async () => expect((await rows()).map((r) => r.requestId)).toEqual(["r1", "r2"]), 10_000);
+  });
+
   it("drops what is not a record, or a record the database refuses, without holding the others back", async () => {
     logged.length = 0;
     await redis.xadd(usageLogKey(prefix), "*", "x", "not a record");

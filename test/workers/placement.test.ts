@@ -129,7 +129,7 @@ describe("placement", () => {
 
   it("sends a long prompt's next requests to the worker whose prompt cache holds its prefix", async () => {
     // 1,286 bytes of prefix, longer than the prefix block.
-    const shared = "the cat sat on the mat and then ".repeat(40) + "again ";
+    const shared = `${"the cat sat on the mat and then ".repeat(40)}again `;
     const ask = async (turn: string) => {
       const res = await fetch(`${hearth.baseURL}/completions`, {
         method: "POST",
@@ -154,6 +154,8 @@ describe("placement", () => {
       const keys = (await liveWorkers(redis, hearth.config.redisPrefix)).map((w) => w.serving?.[0]?.prefixKeys ?? []);
       expect(keys.map((k) => k.length).sort()).toEqual([0, 1]);
     }, 10_000);
+    // The API reads heartbeats at most 500 ms old (placement's view): past that, it reads this one.
+    await new Promise((r) => setTimeout(r, 1_000));
     // Left to the shared queue, the two idle workers would take these in turn, and the other
     // worker would evaluate the prefix whole; placed, each evaluates only its own turn.
     for (const turn of ["two", "three", "four", "five"]) {

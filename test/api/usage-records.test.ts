@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UsageReport } from "../../src/api/contract/management/usage-routes.js";
 import { issueApiKey } from "../../src/auth/api-keys.js";
 import { apiKeys } from "../../src/db/schema/api-keys.js";
+import { insertUsageRecords } from "../../src/db/queries/usage.js";
 import { usageRecords, type UsageRow } from "../../src/db/schema/usage.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
@@ -195,5 +196,59 @@ describe("usage records", () => {
     expect((await get("", hearth.apiKey, "nobody")).status).toBe(404);
     const { key: inferenceOnly } = await issueApiKey(db, { accountId: "default", name: "i", scopes: ["inference"] });
     expect((await get("", inferenceOnly)).status).toBe(403);
+  });
+
+  it("exports an account's records as JSON lines, a page at a time, oldest first, to the last", async () => {
+    const db = hearth.api.database.db;
+    const other = await createTestAccount(hearth, "usage-export");
+    // 2,500 records over 2,500 seconds, five ending in the same millisecond: pages of 1,000 must
+    // neither skip nor repeat any, ties included.
+    const t0 = Date.parse("2026-10-01T00:00:00Z");
+    const records = Array.from({ length: 2_500 }, (_, i) => ({
+      requestId: `req-${String(i).padStart(5, "0")}`,
+      accountId: "usage-export",
+      keyId: "k",
+      model: "accounts/usage-export/models/m",
+      baseModelId: "hearth-tiny",
+      kind: "completion" as const,
+      promptTokens: i,
+      cachedTokens: 0,
+      completionTokens: 1,
+      images: 0,
+      imageSteps: 0,
+      imagePixels: 0,
+      startedAt: t0,
+      endedAt: t0 + (i < 5 ? 999 : i * 1000),
+      outcome: "finished" as const,
+    }));
+    await insertUsageRecords(db, records);
+    const exported = async (key: string, query = "start=2026-09-01T00:00:00Z&end=2026-11-01T00:00:00Z") => {
+      const res = await fetch(`${hearth.baseURL}/accounts/usage-export/usage/records?${query}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      return { res, text: await res.text() };
+    };
+    const { res, text } = await exported(other.apiKey);
+    expect(res.status, text.slice(0, 200)).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/x-ndjson");
+    const lines = text
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { requestId: string; promptTokens: number; endedAt: string });
+    expect(lines).toHaveLength(2_500);
+    expect(new Set(lines.map((l) => l.requestId)).size).toBe(2_500);
+    expect(lines.map((l) => l.endedAt)).toEqual([...lines.map((l) => l.endedAt)].sort());
+    expect(lines[0]).toMatchObject({
+      requestId: "req-00000",
+      accountId: "usage-export",
+      endedAt: "2026-10-01T00:00:00.999Z",
+    });
+    expect(lines.reduce((n, l) => n + l.promptTokens, 0)).toBe((2_499 * 2_500) / 2);
+    // Others' records are not the default account's to read, but an admin's; a period must move forward.
+    const { key: reader } = await issueApiKey(db, { accountId: "default", name: "r", scopes: ["inference", "models"] });
+    expect((await exported(reader)).res.status).toBe(404);
+    expect((await exported(hearth.apiKey)).text.trimEnd().split("\n")).toHaveLength(2_500);
+    expect((await exported(other.apiKey, "start=2026-11-01T00:00:00Z&end=2026-10-01T00:00:00Z")).res.status).toBe(400);
+    expect((await exported(other.apiKey, "start=2020-01-01T00:00:00Z&end=2020-01-02T00:00:00Z")).text).toBe("");
   });
 });

@@ -28,6 +28,7 @@ export const contractRoutes: ContractRoute[] = [
   accounts.getAccountRoute,
   accounts.whoAmIRoute,
   usage.getUsageRoute,
+  usage.exportUsageRoute,
   models.createModelRoute,
   models.listModelsRoute,
   models.getModelRoute,

@@ -1,7 +1,14 @@
 import type { Caller } from "../../domain/caller.js";
 import type { Db } from "../../db/client.js";
 import { getAccount } from "../../db/queries/accounts.js";
-import { deployedHours, usageByGroup, type UsageGrouping, type UsageTotals } from "../../db/queries/usage.js";
+import {
+  deployedHours,
+  usageByGroup,
+  usageRecordsPage,
+  type UsageGrouping,
+  type UsageTotals,
+} from "../../db/queries/usage.js";
+import type { UsageRow } from "../../db/schema/usage.js";
 import { modelName } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import { accountNotFound } from "./model-catalog.js";
@@ -49,21 +56,7 @@ export class UsageReports {
   ) {}
 
   async report(caller: Caller, accountId: string, period: UsagePeriod): Promise<UsageSummary> {
-    const admin = caller.scopes.includes("admin");
-    if (accountId !== caller.accountId) {
-      if (!admin || !(await getAccount(this.db, accountId))) throw accountNotFound(accountId);
-    } else if (!admin && !caller.scopes.includes("models")) {
-      throw new AppError(
-        "forbidden",
-        `Reading usage needs a key with the models or the admin scope; this key has ${caller.scopes.join(", ")}.`,
-      );
-    }
-    const end = period.end === undefined ? new Date(this.now()) : new Date(period.end);
-    const start =
-      period.start === undefined ? new Date(end.getTime() - DEFAULT_DAYS * 86_400_000) : new Date(period.start);
-    if (end.getTime() <= start.getTime()) {
-      throw new AppError("invalid_request", "end must be after start.", { param: "end" });
-    }
+    const { start, end } = await this.open(caller, accountId, period);
     const [rows, hours] = await Promise.all([
       usageByGroup(this.db, accountId, { start, end }, period.groupBy),
       deployedHours(this.db, accountId, { start, end }, new Date(this.now())),
@@ -104,7 +97,42 @@ export class UsageReports {
       ...(prices ? { cost: total.cost! + deployments.reduce((sum, d) => sum + (d.cost ?? 0), 0) } : {}),
     };
   }
+
+  /** The account's records of the period, oldest first, read from the database a page at a time. */
+  async *records(caller: Caller, accountId: string, period: Omit<UsagePeriod, "groupBy">): AsyncGenerator<UsageRow> {
+    const range = await this.open(caller, accountId, period);
+    let after: UsageRow | undefined;
+    for (;;) {
+      const page = await usageRecordsPage(this.db, accountId, range, after, EXPORT_PAGE);
+      yield* page;
+      if (page.length < EXPORT_PAGE) return;
+      after = page.at(-1);
+    }
+  }
+
+  /** Who may read `accountId`'s usage (a 404 or 403 for others), and the period asked for. */
+  private async open(caller: Caller, accountId: string, period: Omit<UsagePeriod, "groupBy">) {
+    const admin = caller.scopes.includes("admin");
+    if (accountId !== caller.accountId) {
+      if (!admin || !(await getAccount(this.db, accountId))) throw accountNotFound(accountId);
+    } else if (!admin && !caller.scopes.includes("models")) {
+      throw new AppError(
+        "forbidden",
+        `Reading usage needs a key with the models or the admin scope; this key has ${caller.scopes.join(", ")}.`,
+      );
+    }
+    const end = period.end === undefined ? new Date(this.now()) : new Date(period.end);
+    const start =
+      period.start === undefined ? new Date(end.getTime() - DEFAULT_DAYS * 86_400_000) : new Date(period.start);
+    if (end.getTime() <= start.getTime()) {
+      throw new AppError("invalid_request", "end must be after start.", { param: "end" });
+    }
+    return { start, end };
+  }
 }
+
+/** Exported a page at a time, so that memory stays bounded however many records there are. */
+const EXPORT_PAGE = 1_000;
 
 const zero = (): UsageTotals => ({
   requests: 0,

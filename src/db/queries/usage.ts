@@ -1,6 +1,6 @@
-import { and, eq, gte, lt, sql, type AnyColumn } from "drizzle-orm";
+import { and, asc, eq, gt, gte, lt, or, sql, type AnyColumn } from "drizzle-orm";
 import type { Db } from "../client.js";
-import { deploymentEvents, usageRecords } from "../schema/usage.js";
+import { deploymentEvents, usageRecords, type UsageRow } from "../schema/usage.js";
 import type { UsageRecord } from "../../domain/usage.js";
 
 /**
@@ -126,4 +126,34 @@ export async function deployedHours(
     modelId: r.model_id,
     hours: Number(r.seconds) / 3600,
   }));
+}
+
+/**
+ * One page of an account's usage records that ended in [start, end), in the order (ended_at,
+ * request_id), after `after` (the last of the previous page): an export reads them page by page
+ * with bounded memory, whatever their number.
+ */
+export async function usageRecordsPage(
+  db: Db,
+  accountId: string,
+  range: { start: Date; end: Date },
+  after: { endedAt: Date; requestId: string } | undefined,
+  limit: number,
+): Promise<UsageRow[]> {
+  const u = usageRecords;
+  return db
+    .select()
+    .from(u)
+    .where(
+      and(
+        eq(u.accountId, accountId),
+        gte(u.endedAt, range.start),
+        lt(u.endedAt, range.end),
+        after === undefined
+          ? undefined
+          : or(gt(u.endedAt, after.endedAt), and(eq(u.endedAt, after.endedAt), gt(u.requestId, after.requestId))),
+      ),
+    )
+    .orderBy(asc(u.endedAt), asc(u.requestId))
+    .limit(limit);
 }

@@ -87,3 +87,34 @@ export const getUsageRoute = contractRoute({
     not_found: "account_id is not the key's own account (or, for an admin key, no account).",
   },
 });
+
+export const usageRecordsQuery = usageQuery.omit({ groupBy: true });
+
+export const exportUsageRoute = contractRoute({
+  method: "get",
+  path: "/v1/accounts/{account_id}/usage/records",
+  operationId: "exportUsage",
+  scope: "any",
+  summary: "Export an account's usage records",
+  description:
+    "Every usage record of the requests that ended in [start, end), oldest first, as JSON lines (one record a " +
+    "line, the fields of docs/usage.md in camelCase, times in RFC 3339), streamed, for billing systems. Who may " +
+    "read them as for the usage report.",
+  tag,
+  request: { params: accountParams, query: usageRecordsQuery },
+  responses: {
+    200: {
+      description: "`application/x-ndjson`: one usage record a line.",
+      content: {
+        "application/x-ndjson": {
+          schema: z.string().openapi({ description: "Lines of JSON usage records." }),
+        },
+      },
+    },
+  },
+  errors: {
+    invalid_request: "start or end is not an RFC 3339 time, or end is not after start (`param` names it).",
+    forbidden: "The key has neither the models nor the admin scope.",
+    not_found: "account_id is not the key's own account (or, for an admin key, no account).",
+  },
+});

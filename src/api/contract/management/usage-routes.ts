@@ -69,6 +69,13 @@ export const usageReportSchema = z
   .openapi("UsageReport");
 export type UsageReport = z.infer<typeof usageReportSchema>;
 
+/** Why reading usage fails, the report and the export alike (services/usage-reports.ts). */
+const USAGE_ERRORS = {
+  invalid_request: "start or end is not an RFC 3339 time, or end is not after start (`param` names it).",
+  forbidden: "The key has neither the models nor the admin scope.",
+  not_found: "account_id is not the key's own account (or, for an admin key, no account).",
+};
+
 export const getUsageRoute = contractRoute({
   method: "get",
   path: "/v1/accounts/{account_id}/usage",
@@ -81,11 +88,7 @@ export const getUsageRoute = contractRoute({
   tag,
   request: { params: accountParams, query: usageQuery },
   responses: ok("The usage, by group, and its total.", usageReportSchema),
-  errors: {
-    invalid_request: "start or end is not an RFC 3339 time, or end is not after start (`param` names it).",
-    forbidden: "The key has neither the models nor the admin scope.",
-    not_found: "account_id is not the key's own account (or, for an admin key, no account).",
-  },
+  errors: USAGE_ERRORS,
 });
 
 export const usageRecordsQuery = usageQuery.omit({ groupBy: true });
@@ -112,9 +115,5 @@ export const exportUsageRoute = contractRoute({
       },
     },
   },
-  errors: {
-    invalid_request: "start or end is not an RFC 3339 time, or end is not after start (`param` names it).",
-    forbidden: "The key has neither the models nor the admin scope.",
-    not_found: "account_id is not the key's own account (or, for an admin key, no account).",
-  },
+  errors: USAGE_ERRORS,
 });

@@ -115,6 +115,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       ...(config.express.enabled ? { express: { waitMs: config.express.waitMs } } : {}),
     },
     observer: inferenceMetrics(metrics),
+    log: log.child("inference"),
   });
   const models = new ModelResolver(database.db, { ttlMs: config.modelCacheTtlMs, now: options.now });
   const modelChanges = new ModelChanges(redis, config.redisPrefix, () => models.invalidate(), log.child("models"));

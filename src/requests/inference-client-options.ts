@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import type { Logger } from "../logger.js";
 import type { LaneChoices } from "./queue-lanes.js";
 import type { InferenceObserver } from "./inference-observer.js";
 
@@ -16,4 +17,6 @@ export interface InferenceClientOptions
   > {
   lanes?: LaneChoices;
   observer?: InferenceObserver;
+  /** For what goes wrong beside a request (a usage record that could not be appended). */
+  log?: Logger;
 }

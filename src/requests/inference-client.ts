@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Job } from "bullmq";
 import { isCluster, type RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
-import { JobLiveness, type FollowedJob } from "./job-liveness.js";
+import { JobLiveness, type FollowedJob, type JobProgress } from "./job-liveness.js";
 import { type LogMeta, RequestLogs } from "./request-logs.js";
 import { QueueLanes, type Chosen, type StreamedJob } from "./queue-lanes.js";
 import { callRedis } from "../redis/redis-call.js";
@@ -11,6 +11,8 @@ import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js"
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { UsageMeterTag } from "../domain/usage.js";
 import type { ReplyHub } from "./reply-hub.js";
+import { RelayedUsage, type Metering } from "./relayed-usage.js";
+import { usageSubjectOf } from "./usage-log.js";
 import { ORPHAN_GRACE_MS, publishCancel, routeKey, type SequencedEvent } from "./stream.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -53,6 +55,8 @@ interface Following extends FollowedJob {
   resumable: boolean;
   /** For the observer: the model's name, the job's kind and its model's (shared) queue; absent when resumed (already counted). */
   observed?: { model: string; kind: string; queue: string };
+  /** Whom a request of text is metered to, should its worker die (relayed-usage.ts). */
+  metering?: Metering;
 }
 
 /**
@@ -124,7 +128,13 @@ export class InferenceClient {
       inbox.close();
       throw error;
     }
-    const following = { requestId, queue: this.queues.get(meta.queue), inbox, resumable: true };
+    const following = {
+      requestId,
+      queue: this.queues.get(meta.queue),
+      inbox,
+      resumable: true,
+      ...(meta.metering ? { metering: meta.metering } : {}),
+    };
     return { view: meta.view, events: this.follow(following, signal) };
   }
 
@@ -138,6 +148,7 @@ export class InferenceClient {
     const { requestId } = payload;
     const shared = this.queues.get(jobs[name].queueName(payload.model.baseModelId));
     const inbox = this.hub.inbox(requestId);
+    const metering = meteringOf(payload);
     let job: Job;
     let chosen: Chosen;
     try {
@@ -148,7 +159,12 @@ export class InferenceClient {
       // on different nodes, so there the log is started first.
       let logging: Promise<void> | undefined;
       if (resumable) {
-        const meta: LogMeta = { accountId: resumable.accountId, queue: chosen.queue.name, view: resumable.view };
+        const meta: LogMeta = {
+          accountId: resumable.accountId,
+          queue: chosen.queue.name,
+          view: resumable.view,
+          ...(metering ? { metering } : {}),
+        };
         logging = this.redisCall(() => this.logs.start(requestId, meta));
         if (isCluster(this.redis)) await logging;
       }
@@ -172,7 +188,14 @@ export class InferenceClient {
     const kind = name === "image" ? "image" : (payload as InferencePayload).kind;
     const observed = { model: payload.model.name, kind, queue: shared.name };
     const { queue, lane } = chosen;
-    const following: Following = { requestId: job.id!, queue, inbox, resumable: resumable !== undefined, observed };
+    const following: Following = {
+      requestId: job.id!,
+      queue,
+      inbox,
+      resumable: resumable !== undefined,
+      observed,
+      ...(metering ? { metering } : {}),
+    };
     const moving =
       lane === "shared"
         ? undefined
@@ -210,12 +233,14 @@ export class InferenceClient {
     const observer = f.observed ? this.options.observer : undefined;
     const model = f.observed?.model ?? "";
     let running = false;
+    const relayed = new RelayedUsage(f.metering);
     const onStarted = () => {
+      relayed.started();
       if (running) return;
       running = true;
       observer?.started(model, f.observed?.queue ?? f.queue.name, Date.now() - queuedAt);
     };
-    const progress = { events: 0, lastEventAt: Date.now(), onStarted };
+    const progress: JobProgress = { events: 0, lastEventAt: Date.now(), onStarted };
     let finished = false;
     let failed = false;
     let lastSeq = 0;
@@ -267,6 +292,7 @@ export class InferenceClient {
             throw new AppError("unavailable", "The worker stopped before the answer was complete; please retry.");
           }
         }
+        relayed.relayed(event);
         yield event;
         if (finished) return;
       }
@@ -280,6 +306,7 @@ export class InferenceClient {
       stopWatching();
       signal.removeEventListener("abort", onAbort);
       inbox.close();
+      if (progress.workerLost) void relayed.workerDied(this.redis, this.options.redisPrefix, this.options.log);
       if (!finished) {
         if (f.resumable && signal.aborted) this.releaseLater(f);
         else await this.withdraw(f);
@@ -323,3 +350,9 @@ export class InferenceClient {
 }
 
 const meterOf = ({ meter }: Queueing) => (meter ? { meter } : {});
+
+/** A metered request of text: its worker's death leaves its record to the API (relayed-usage.ts). */
+function meteringOf(payload: InferencePayload | ImagePayload): Metering | undefined {
+  const subject = "kind" in payload ? usageSubjectOf(payload) : undefined;
+  return subject && { subject, streamed: !("streamed" in payload && payload.streamed === false) };
+}

@@ -17,6 +17,8 @@ export interface JobProgress {
   events: number;
   lastEventAt: number;
   onStarted(): void;
+  /** Set when the request ended because its worker died after it began (its lease gone). */
+  workerLost?: boolean;
 }
 
 export type JobLivenessOptions = Pick<
@@ -119,6 +121,7 @@ export class JobLiveness {
           missing = 0;
           progress.onStarted();
         } else if (held === 0 && !starting() && ++missing >= 2) {
+          progress.workerLost = true;
           return fail("The worker running this request stopped; please retry.");
         } else if (held === 0 && starting() && locked !== undefined) {
           lockedSince = locked === 1 ? (lockedSince ?? now) : undefined;

@@ -87,6 +87,7 @@ export class ReplyPublisher {
     const last = this.waiting.at(-1);
     if (last?.type === "token" && event.type === "token" && last.index === event.index && mergeable(last, event)) {
       const merged: TokenEvent = { type: "token", index: event.index, text: last.text + event.text };
+      if (event.usage) merged.usage = event.usage;
       if (last.logprobs || event.logprobs) merged.logprobs = [...(last.logprobs ?? []), ...(event.logprobs ?? [])];
       this.waiting[this.waiting.length - 1] = merged;
     } else if (
@@ -95,7 +96,11 @@ export class ReplyPublisher {
       last.index === event.index &&
       last.call === event.call
     ) {
-      this.waiting[this.waiting.length - 1] = { ...last, text: last.text + event.text };
+      this.waiting[this.waiting.length - 1] = {
+        ...last,
+        text: last.text + event.text,
+        usage: event.usage ?? last.usage,
+      };
     } else {
       this.waiting.push(event);
     }

@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+import type { Metering } from "./relayed-usage.js";
 import type { RedisClient } from "../redis/connection.js";
 import { decodeMessage, eventLogKey, LOG_META_ID, logEntryId, type SequencedEvent } from "./stream.js";
 
@@ -7,6 +8,8 @@ export interface LogMeta {
   accountId: string;
   queue: string;
   view: unknown;
+  /** Whom the request is metered to, should its worker die while a resumed stream relays it. */
+  metering?: Metering;
 }
 
 /**

@@ -22,8 +22,8 @@ import { publishInOrder, subscribersOf, waitForRedis } from "../redis/connection
  *
  * A `token` event carries the text of one or more consecutive tokens of one choice:
  * while a publish for the request is in flight, the worker merges the tokens that
- * follow into one event (reply-publisher.ts). Count generated tokens from `done`'s
- * usage, never from events.
+ * follow into one event (reply-publisher.ts), which keeps the later one's `usage` (the
+ * request's usage so far). Count a finished request's tokens from `done`'s usage.
  *
  * A request that asked for logprobs has them on its token events: the tokens whose text the
  * event completes (docs/api.md, "Log probabilities"; workers/engine/logprob-ledger.ts says how
@@ -43,13 +43,22 @@ export interface Usage {
   completionTokens: number;
 }
 
+/**
+ * On an event of generated text: the request's usage by the time its text was generated (the
+ * prompts read, the tokens generated over all choices, up to the token that completed its text).
+ * A request cut short is metered from the last one its client received (docs/usage.md).
+ */
+interface SoFar {
+  usage?: Usage;
+}
+
 export type StreamEvent =
   /** The next text of choice `index`: one token's, or several tokens' concatenated. */
-  | { type: "token"; index: number; text: string; logprobs?: TokenLogprob[] }
+  | ({ type: "token"; index: number; text: string; logprobs?: TokenLogprob[] } & SoFar)
   /** Choice `index` begins its tool call number `call` (from 0): the call's ID and function name. */
-  | { type: "tool_call"; index: number; call: number; callId: string; name: string }
+  | ({ type: "tool_call"; index: number; call: number; callId: string; name: string } & SoFar)
   /** The next characters of the arguments (JSON text) of choice `index`'s call `call`. */
-  | { type: "tool_arguments"; index: number; call: number; text: string }
+  | ({ type: "tool_arguments"; index: number; call: number; text: string } & SoFar)
   /** Embedding jobs: the vectors of inputs `start`, `start + 1`, … (a long answer takes several events). */
   | { type: "embeddings"; start: number; vectors: number[][] }
   /** Image jobs: `step` of `steps` done (over all samples). */
@@ -62,6 +71,13 @@ export type StreamEvent =
       images?: { blob: string; seed: number; finishReason: "SUCCESS" }[];
     }
   | { type: "error"; error: { code: ErrorCode; message: string; param: string | null } };
+
+/** A generated event's usage so far (SoFar); undefined for other events, and from older workers. */
+export function usageSoFar(event: StreamEvent): Usage | undefined {
+  return event.type === "token" || event.type === "tool_call" || event.type === "tool_arguments"
+    ? event.usage
+    : undefined;
+}
 
 /** An event as it leaves the worker: with its request's ID and its place in the request's events. */
 export type WireMessage = StreamEvent & { id: string; seq: number };

@@ -1,11 +1,16 @@
+import type { Logger } from "../logger.js";
+import { withTimeout } from "../process/with-timeout.js";
 import type { RedisClient } from "../redis/connection.js";
-import { usageRecordSchema, type UsageRecord } from "../domain/usage.js";
+import { usageRecordSchema, type UsageOutcome, type UsageRecord } from "../domain/usage.js";
+import type { ImagePayload, InferencePayload } from "../jobs/jobs.js";
+import type { Usage } from "./stream.js";
 
 /**
  * The usage log: a Redis Stream where the worker that ran a request appends its usage record
  * as the request ends, and from which the meter of the API processes writes them to the
  * database in batches (control/usage-meter.ts, docs/usage.md). The stream holds a record until
- * a meter has written it, through any API process's restart.
+ * a meter has written it, through any API process's restart. A request whose worker died is
+ * appended by the API process that relayed it, from what it relayed (inference-client.ts).
  */
 export const usageLogKey = (prefix: string) => `${prefix}:usage:{log}`;
 
@@ -14,6 +19,24 @@ const FIELD = "r";
 
 export async function appendUsage(redis: RedisClient, prefix: string, record: UsageRecord): Promise<void> {
   await redis.xadd(usageLogKey(prefix), "*", FIELD, JSON.stringify(record));
+}
+
+/** The longest an append may take: with Redis gone it could wait for ever, and its job or request with it. */
+const APPEND_WAIT_MS = 5_000;
+
+/** Appends a record, within APPEND_WAIT_MS; one that cannot be is lost, and the log says so. */
+export async function appendUsageOrLog(
+  redis: RedisClient,
+  prefix: string,
+  record: UsageRecord,
+  log: Logger | undefined,
+): Promise<void> {
+  await withTimeout(appendUsage(redis, prefix, record), APPEND_WAIT_MS).catch((error: unknown) =>
+    log?.error("could not append a usage record: this request may not be metered", {
+      requestId: record.requestId,
+      error: String(error),
+    }),
+  );
 }
 
 /** An entry's record, or undefined for one that is not a record (written by something else: dropped). */
@@ -26,4 +49,62 @@ export function readUsageEntry(fields: readonly string[]): UsageRecord | undefin
   } catch {
     return undefined;
   }
+}
+
+/** Whom and what a job's record names: its request, account, key, model and kind. */
+export type UsageSubject = Pick<
+  UsageRecord,
+  "requestId" | "accountId" | "keyId" | "model" | "baseModelId" | "adapter" | "kind"
+>;
+
+/** A job's usage subject; undefined for a job that names nobody to meter. */
+export function usageSubjectOf(payload: InferencePayload | ImagePayload): UsageSubject | undefined {
+  if (!payload.meter) return undefined;
+  return {
+    requestId: payload.requestId,
+    ...payload.meter,
+    model: payload.model.name,
+    baseModelId: payload.model.baseModelId,
+    ...(payload.model.adapter ? { adapter: payload.model.adapter.key } : {}),
+    kind: "kind" in payload ? payload.kind : "image",
+  };
+}
+
+/**
+ * The record of text cut short by a failure (an error, or its worker's death): the prompts it
+ * read, and the completion tokens its client was sent, which are those of `sent` (the usage on
+ * the last event that went out) when the client reads a stream, and none when it waits for the
+ * whole answer, which it never gets.
+ */
+export function cutShortRecord(
+  subject: UsageSubject,
+  sent: Usage,
+  streamed: boolean,
+  startedAt: number,
+  endedAt: number,
+): UsageRecord {
+  return textRecord(subject, { ...sent, completionTokens: streamed ? sent.completionTokens : 0 }, "failed", {
+    startedAt,
+    endedAt,
+  });
+}
+
+/** A record of text (no images) with these counts. */
+export function textRecord(
+  subject: UsageSubject,
+  usage: Usage,
+  outcome: UsageOutcome,
+  times: { startedAt: number; endedAt: number },
+): UsageRecord {
+  return {
+    ...subject,
+    promptTokens: usage.promptTokens,
+    cachedTokens: usage.cachedTokens ?? 0,
+    completionTokens: usage.completionTokens,
+    images: 0,
+    imageSteps: 0,
+    imagePixels: 0,
+    ...times,
+    outcome,
+  };
 }

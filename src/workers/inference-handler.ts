@@ -14,6 +14,7 @@ import type {
 } from "./engine/engine.js";
 import { codePoints } from "./engine/logprob-ledger.js";
 import { ToolCallParser } from "./tool-call-parser.js";
+import { UsageTally, usageOf } from "./usage-tally.js";
 
 /** What the inference handler needs from the worker around it. */
 export interface InferenceTarget {
@@ -64,6 +65,9 @@ export async function runInference(
         }))
       : [await target.model.renderChat(payload.messages, userTemplateOf(payload.model), payload.tools?.tools)];
   const tools = payload.kind === "chat" ? payload.tools : undefined;
+  // Each event of generated text says the request's usage by then (requests/stream.ts).
+  const tally = new UsageTally(payload.n);
+  const emitGenerated = (event: GeneratedEvent) => emit({ ...event, usage: tally.now() });
 
   // One failing choice stops its siblings.
   const local = new AbortController();
@@ -79,16 +83,17 @@ export async function runInference(
         extraStop: group.stop,
         sampling: payload.sampling,
         express: payload.express,
+        progress: tally.of(index),
         ...(payload.logprobs === undefined ? {} : { logprobs: payload.logprobs }),
         ...(tools && format ? { toolCalls: { use: tools, format } } : {}),
       };
       const token = (text: string, logprobs?: TokenLogprob[]) =>
-        emit(logprobs ? { type: "token", index, text, logprobs } : { type: "token", index, text });
+        emitGenerated(logprobs ? { type: "token", index, text, logprobs } : { type: "token", index, text });
       const echo = payload.kind === "completion" && payload.echo === true ? payload.prompts[g] : undefined;
       // With tools the API refuses logprobs: a call's tokens have no place in the text's logprobs.
       const run =
         tools && format
-          ? generateWithTools(target.context, request, c, local.signal, format, index, emit)
+          ? generateWithTools(target.context, request, c, local.signal, format, index, emitGenerated)
           : generateChoice(target.context, request, c, local.signal, token, echo);
       runs.push(
         run.catch((error: unknown) => {
@@ -99,13 +104,7 @@ export async function runInference(
     }
   });
   const results = await settleAll(runs).finally(() => signal.removeEventListener("abort", stopAll));
-  // As OpenAI counts: each prompt once, however many choices it has (its first choice's count).
-  const firsts = results.filter((_, i) => i % payload.n === 0);
-  const usage = {
-    promptTokens: firsts.reduce((sum, r) => sum + r.promptTokens, 0),
-    cachedTokens: firsts.reduce((sum, r) => sum + r.cachedTokens, 0),
-    completionTokens: results.reduce((sum, r) => sum + r.completionTokens, 0),
-  };
+  const usage = usageOf(results, payload.n);
   const choices = results.map((r, index) => ({ index, finishReason: r.finishReason }));
   emit({ type: "done", choices, usage });
   return { finishReasons: choices.map((c) => c.finishReason), usage };
@@ -119,7 +118,7 @@ async function generateWithTools(
   signal: AbortSignal,
   format: ToolCallFormat,
   index: number,
-  emit: (event: StreamEvent) => void,
+  emit: (event: GeneratedEvent) => void,
 ): Promise<GenerateResult | ToolCallsResult> {
   const parser = new ToolCallParser(format);
   const send = (parts: ReturnType<ToolCallParser["push"]>) => {
@@ -134,6 +133,9 @@ async function generateWithTools(
   send(parser.flush());
   return parser.callCount > 0 && result.finishReason === "stop" ? { ...result, finishReason: "tool_calls" } : result;
 }
+
+/** An event of generated text, before the tally's usage is put on it. */
+type GeneratedEvent = Extract<StreamEvent, { type: "token" | "tool_call" | "tool_arguments" }>;
 
 type ToolCallsResult = Omit<GenerateResult, "finishReason"> & { finishReason: "tool_calls" };
 

@@ -12,12 +12,12 @@ import {
   takeLease,
   type ReplyAddress,
   type StreamEvent,
+  type Usage,
+  usageSoFar,
 } from "../requests/stream.js";
 import { cancelReason, type Cancellations } from "./cancellations.js";
 import type { ImagePayload, InferencePayload } from "../jobs/jobs.js";
-import type { UsageRecord } from "../domain/usage.js";
-import { appendUsage } from "../requests/usage-log.js";
-import { withTimeout } from "../process/with-timeout.js";
+import { appendUsageOrLog } from "../requests/usage-log.js";
 import { usageRecordOf } from "./usage-report.js";
 
 export interface JobFinished<T = unknown> {
@@ -64,8 +64,11 @@ export async function runStreamedJob<T>(
   const reply = new ReplyPublisher((event) => sendEvent(deps.publisher, to, ++seq, event), holdMs);
   const signal = deps.cancellations.start(requestId);
   let done: Extract<StreamEvent, { type: "done" }> | undefined;
+  /** The usage on the last event of text that went out (a request cut short is metered by it). */
+  let sent: Usage | undefined;
   const emit = (event: StreamEvent) => {
     if (event.type === "done") done = event;
+    sent = usageSoFar(event) ?? sent;
     reply.publish(signal.aborted && cutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event);
   };
   const lease = await holdLease(deps, to);
@@ -99,27 +102,12 @@ export async function runStreamedJob<T>(
   } finally {
     deps.cancellations.finish(requestId);
     const outcome = done && !cutShort(done) ? "finished" : signal.aborted ? "cancelled" : "failed";
-    await meter(deps, usageRecordOf(payload, done, outcome, startedAt, Date.now()));
+    const record = usageRecordOf(payload, done, sent, outcome, startedAt, Date.now());
+    if (record) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
     await reply.drained();
     await lease.release();
   }
 }
-
-/**
- * Appends a job's usage record to the usage log; one that cannot be is lost, and the log says so.
- * With Redis gone the append could wait for ever: the job ends after APPEND_WAIT_MS regardless.
- */
-async function meter(deps: StreamedJobDeps, record: UsageRecord | undefined) {
-  if (!record) return;
-  await withTimeout(appendUsage(deps.publisher, deps.prefix, record), APPEND_WAIT_MS).catch((error: unknown) =>
-    deps.log.error("could not append a usage record: this request may not be metered", {
-      requestId: record.requestId,
-      error: String(error),
-    }),
-  );
-}
-
-const APPEND_WAIT_MS = 5_000;
 
 /**
  * What of a job's error reaches its client: the code, and Hearth's own words for what the

@@ -1,13 +1,13 @@
 import OpenAI from "openai";
-import { asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UsageReport } from "../../src/api/contract/management/usage-routes.js";
 import { issueApiKey } from "../../src/auth/api-keys.js";
 import { apiKeys } from "../../src/db/schema/api-keys.js";
 import { insertUsageRecords } from "../../src/db/queries/usage.js";
 import { usageRecords, type UsageRow } from "../../src/db/schema/usage.js";
-import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { recordOf as recordOfIn } from "../helpers/usage.js";
 import { createTestAccount } from "../helpers/management.js";
 
 const TINY = "accounts/hearth/models/hearth-tiny";
@@ -28,17 +28,7 @@ describe("usage records", () => {
   });
   afterAll(() => hearth?.close());
 
-  /** The request's record, once the meter has written it. */
-  const recordOf = (requestId: string) =>
-    eventually(async () => {
-      const rows = await hearth.api.database.db
-        .select()
-        .from(usageRecords)
-        .where(eq(usageRecords.requestId, requestId))
-        .orderBy(asc(usageRecords.requestId));
-      expect(rows).toHaveLength(1);
-      return rows[0] as UsageRow;
-    }, 10_000);
+  const recordOf = (requestId: string) => recordOfIn(hearth, requestId);
 
   it("records a completion and a streamed chat as their usage said, cached tokens apart", async () => {
     const started = Date.now();

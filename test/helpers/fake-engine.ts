@@ -109,8 +109,11 @@ export class FakeContext implements EngineContext {
     if (this.disposed || this.model.disposed) throw new Error("generating on a disposed context");
     if (request.adapter && !this.adapters) throw new Error("an adapter on a context not made for adapters");
     if ((request.adapter as FakeAdapter | undefined)?.disposed) throw new Error("generating with a freed adapter");
+    const counts = { promptTokens: request.promptTokens.length, cachedTokens: 0, completionTokens: 0 };
+    request.progress?.(counts);
+    request.progress?.({ ...counts, completionTokens: 1 });
     onText(request.adapter?.path ?? "base");
-    return { finishReason: "stop", promptTokens: request.promptTokens.length, cachedTokens: 0, completionTokens: 1 };
+    return { finishReason: "stop", ...counts, completionTokens: 1 };
   }
 
   async dispose(): Promise<void> {

@@ -30,6 +30,33 @@ const done: StreamEvent = {
 };
 
 describe("ReplyPublisher", () => {
+  it("keeps the later usage so far when it merges text (a request cut short is metered by it)", async () => {
+    const wire = handSend();
+    const reply = new ReplyPublisher(wire.send);
+    const counted = (
+      text: string,
+      completionTokens: number,
+      type: "token" | "tool_arguments" = "token",
+    ): StreamEvent =>
+      type === "token"
+        ? { type, index: 0, text, usage: { promptTokens: 4, cachedTokens: 0, completionTokens } }
+        : { type, index: 0, call: 0, text, usage: { promptTokens: 4, cachedTokens: 0, completionTokens } };
+    reply.publish(counted("a", 1));
+    reply.publish(counted("b", 2));
+    reply.publish(counted("c", 3));
+    await wire.settleAll();
+    reply.publish(counted("{", 4, "tool_arguments"));
+    reply.publish(counted('"x', 5, "tool_arguments"));
+    reply.publish(counted('":1}', 7, "tool_arguments"));
+    await wire.settleAll();
+    expect(wire.sent()).toEqual([
+      counted("a", 1),
+      counted("bc", 3),
+      // Published while "bc" was in flight: merged, with the last one's usage.
+      counted('{"x":1}', 7, "tool_arguments"),
+    ]);
+  });
+
   it("sends the first token at once, synchronously", () => {
     const wire = handSend();
     const reply = new ReplyPublisher(wire.send);

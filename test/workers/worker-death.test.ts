@@ -10,6 +10,7 @@ import { eventually } from "../helpers/eventually.js";
 import { lastEventId, readSse } from "../helpers/sse.js";
 import { spawnWorker } from "../helpers/worker-process.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
+import { recordOf, tokensReceived } from "../helpers/usage.js";
 
 const MODEL = "accounts/hearth/models/hearth-tiny";
 const QUEUE_TIMEOUT_MS = 3_000;
@@ -71,8 +72,8 @@ describe("a worker that dies mid-request", () => {
     process.kill(child.pid, "SIGKILL");
   }
 
-  it("ends a stream with an error event in time, with no text sent twice, and the next request is served", async () => {
-    const res = await post({ stream: true });
+  it("ends a stream with an error event in time, with no text sent twice, and the next request is served; its record counts what was sent", async () => {
+    const res = await post({ stream: true, logprobs: 0 });
     const reader = res.body!.getReader();
     let text = new TextDecoder().decode((await reader.read()).value);
     const requestId = requestIdOf((await redis.keys(`${hearth.config.redisPrefix}:lease:*`))[0]!);
@@ -94,10 +95,20 @@ describe("a worker that dies mid-request", () => {
     expect(whole.choices[0]!.text.startsWith(streamed)).toBe(true);
     console.log(`stream ended ${endedAfter} ms after the worker was killed`);
     expect(endedAfter).toBeLessThan(2_500);
+
+    // The worker died without its record: the API wrote one, of the tokens it sent.
+    const sent = tokensReceived(events.map((e) => ({ id: undefined, data: e.replace(/^(?:id: .*\n)?data: /, "") })));
+    expect(sent.tokens).toBeGreaterThan(0);
+    expect(await recordOf(hearth, requestId)).toMatchObject({
+      outcome: "failed",
+      kind: "completion",
+      promptTokens: 4, // "The ": hearth-tiny's tokens are bytes
+      completionTokens: sent.tokens,
+    });
   }, 60_000);
 
   it("ends a stream resumed after its worker died with an error event, after what was sent", async () => {
-    const res = await post({ stream: true, max_tokens: 2000 });
+    const res = await post({ stream: true, max_tokens: 2000, logprobs: 0 });
     const requestId = res.headers.get("x-request-id")!;
     const before = await readSse(res, { stop: (read) => read.length >= 3 });
     await killHolder(requestId);
@@ -110,6 +121,9 @@ describe("a worker that dies mid-request", () => {
     expect(rest.events.at(-1)!.data).toBe("[DONE]");
     expect(JSON.parse(rest.events.at(-2)!.data)).toMatchObject({ error: { code: "unavailable" } });
     expect(Date.now() - killedAt).toBeLessThan(2_500);
+    // The API that relayed the resumed stream wrote its record: every token sent, over both connections.
+    const sent = tokensReceived([...before.events, ...rest.events]);
+    expect(await recordOf(hearth, requestId)).toMatchObject({ outcome: "failed", completionTokens: sent.tokens });
   }, 60_000);
 
   it("answers a plain request with a 503 and Retry-After, and the retry succeeds", async () => {

@@ -176,6 +176,9 @@ export class LlamaEngineContext implements EngineContext {
     const unban = bans?.applyTo(sequence, generated);
     // The cached cells are the prompt's first `reused` tokens: evaluation goes on after them.
     let input = prompt.slice(reused);
+    const progress = (completionTokens: number) =>
+      request.progress?.({ promptTokens: prompt.length, cachedTokens: reused, completionTokens });
+    progress(0);
     try {
       if (request.echo && !signal.aborted) {
         input = (await echoPrompt(sequence, prompt, read, request, this.tokenLogprobs, this.decoder())).slice(reused);
@@ -190,6 +193,7 @@ export class LlamaEngineContext implements EngineContext {
         for await (const step of withSamplingErrors(steps, () => takeSamplingFailure(this.context), constrained)) {
           const token = step.token;
           generated.push(token);
+          progress(generated.length);
           if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
           emit(decoder.push(token));
           if (stopped) break;

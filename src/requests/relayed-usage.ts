@@ -1,0 +1,49 @@
+import type { Logger } from "../logger.js";
+import type { RedisClient } from "../redis/connection.js";
+import { type SequencedEvent, type Usage, usageSoFar } from "./stream.js";
+import { appendUsageOrLog, cutShortRecord, type UsageSubject } from "./usage-log.js";
+
+/** Who a followed request's use is metered to, and whether its client reads a stream. */
+export interface Metering {
+  subject: UsageSubject;
+  streamed: boolean;
+}
+
+/**
+ * What an API process relayed of a request, for its usage record when its worker dies: the
+ * worker, which appends every other request's record, is gone, and the usage on the last event
+ * of text relayed is what its client was sent (docs/usage.md, "A worker that dies").
+ */
+export class RelayedUsage {
+  private sent: Usage | undefined;
+  private startedAt: number | undefined;
+
+  constructor(private readonly metering: Metering | undefined) {}
+
+  /** A worker took the request (or its first event came). */
+  started(): void {
+    this.startedAt ??= Date.now();
+  }
+
+  /** An event went to the client. */
+  relayed(event: SequencedEvent): void {
+    this.sent = usageSoFar(event) ?? this.sent;
+  }
+
+  /**
+   * Appends the record of a request whose worker died, if it relayed any text (a request that
+   * sent none produced nothing its client saw). A record the worker appended before it died
+   * has the same request ID, so whichever the log held first is the one that counts.
+   */
+  async workerDied(redis: RedisClient, prefix: string, log: Logger | undefined): Promise<void> {
+    if (!this.metering || !this.sent) return;
+    const { subject, streamed } = this.metering;
+    const now = Date.now();
+    await appendUsageOrLog(
+      redis,
+      prefix,
+      cutShortRecord(subject, this.sent, streamed, this.startedAt ?? now, now),
+      log,
+    );
+  }
+}

@@ -72,6 +72,11 @@ export type StreamEvent =
     }
   | { type: "error"; error: { code: ErrorCode; message: string; param: string | null } };
 
+/** A `done` of work that was stopped: some choice did not finish. */
+export function isCutShort(event: StreamEvent): boolean {
+  return event.type === "done" && event.choices.some((c) => c.finishReason === "cancelled");
+}
+
 /** A generated event's usage so far (SoFar); undefined for other events, and from older workers. */
 export function usageSoFar(event: StreamEvent): Usage | undefined {
   return event.type === "token" || event.type === "tool_call" || event.type === "tool_arguments"

@@ -12,13 +12,12 @@ import {
   takeLease,
   type ReplyAddress,
   type StreamEvent,
-  type Usage,
-  usageSoFar,
+  isCutShort,
 } from "../requests/stream.js";
 import { cancelReason, type Cancellations } from "./cancellations.js";
 import type { ImagePayload, InferencePayload } from "../jobs/jobs.js";
 import { appendUsageOrLog } from "../requests/usage-log.js";
-import { usageRecordOf } from "./usage-report.js";
+import { JobUsage } from "./usage-report.js";
 
 export interface JobFinished<T = unknown> {
   requestId: string;
@@ -61,15 +60,17 @@ export async function runStreamedJob<T>(
   };
   let seq = 0;
   const holdMs = "streamed" in payload && payload.streamed === false ? UNSTREAMED_HOLD_MS : 0;
-  const reply = new ReplyPublisher((event) => sendEvent(deps.publisher, to, ++seq, event), holdMs);
+  const usage = new JobUsage(payload);
+  const reply = new ReplyPublisher(
+    (event) => sendEvent(deps.publisher, to, ++seq, event).then((receivers) => usage.published(event, receivers)),
+    holdMs,
+  );
   const signal = deps.cancellations.start(requestId);
-  let done: Extract<StreamEvent, { type: "done" }> | undefined;
-  /** The usage on the last event of text that went out (a request cut short is metered by it). */
-  let sent: Usage | undefined;
   const emit = (event: StreamEvent) => {
-    if (event.type === "done") done = event;
-    sent = usageSoFar(event) ?? sent;
-    reply.publish(signal.aborted && cutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event);
+    usage.emitted(event);
+    reply.publish(
+      signal.aborted && isCutShort(event) ? { type: "error", error: cancelReason(signal).toJSON() } : event,
+    );
   };
   const lease = await holdLease(deps, to);
   deps.log.debug("job started", { requestId });
@@ -101,10 +102,11 @@ export async function runStreamedJob<T>(
     return undefined;
   } finally {
     deps.cancellations.finish(requestId);
-    const outcome = done && !cutShort(done) ? "finished" : signal.aborted ? "cancelled" : "failed";
-    const record = usageRecordOf(payload, done, sent, outcome, startedAt, Date.now());
-    if (record) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
+    // Metered once its events are out: a failure counts what reached an API process.
     await reply.drained();
+    const ending = { cancelled: signal.aborted, orphaned: lease.orphaned, startedAt, endedAt: Date.now() };
+    const record = usage.record(ending);
+    if (record) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
     await lease.release();
   }
 }
@@ -139,26 +141,26 @@ export function forClient(error: AppError, requestId: string): ReturnType<AppErr
   };
 }
 
-/** A `done` of work that was stopped: some choice did not finish, or an image job's images are not all there. */
-function cutShort(event: StreamEvent): boolean {
-  return event.type === "done" && event.choices.some((c) => c.finishReason === "cancelled");
-}
-
 /**
  * Takes the job's lease (stream.ts) before its first event, and keeps it until released.
  * Each renewal also counts the API processes listening on the request's route: nobody for
  * ORPHAN_GRACE_MS, and the job is cancelled (its requester is gone).
  */
-async function holdLease(deps: StreamedJobDeps, to: ReplyAddress): Promise<{ release(): Promise<void> }> {
+async function holdLease(
+  deps: StreamedJobDeps,
+  to: ReplyAddress,
+): Promise<{ release(): Promise<void>; readonly orphaned: boolean }> {
   const { requestId } = to;
   let unheardSince: number | undefined;
+  let orphaned = false;
   const renew = async () => {
     const listeners = await renewLease(deps.publisher, to, deps.workerId);
     if (listeners > 0) unheardSince = undefined;
     else if (unheardSince === undefined) unheardSince = Date.now();
     else if (Date.now() - unheardSince >= ORPHAN_GRACE_MS) {
       deps.log.info("job orphaned: nobody listens on its route", { requestId });
-      deps.cancellations.cancel(requestId, orphaned());
+      orphaned = true;
+      deps.cancellations.cancel(requestId, orphanedError());
     }
   };
   await takeLease(deps.publisher, to, deps.workerId).catch((err: unknown) =>
@@ -170,6 +172,9 @@ async function holdLease(deps: StreamedJobDeps, to: ReplyAddress): Promise<{ rel
     renew().catch((err: unknown) => deps.log.debug("lease not renewed", { requestId, error: String(err) }));
   }, LEASE_REFRESH_MS);
   return {
+    get orphaned() {
+      return orphaned;
+    },
     async release() {
       clearInterval(timer);
       await deps.publisher
@@ -179,7 +184,7 @@ async function holdLease(deps: StreamedJobDeps, to: ReplyAddress): Promise<{ rel
   };
 }
 
-const orphaned = () =>
+const orphanedError = () =>
   new AppError(
     "unavailable",
     `Nobody read this request's events for ${ORPHAN_GRACE_MS} ms (its API process or client went away), so the worker stopped it.`,

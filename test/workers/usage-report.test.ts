@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { InferencePayload } from "../../src/jobs/jobs.js";
 import type { StreamEvent } from "../../src/requests/stream.js";
-import { usageRecordOf } from "../../src/workers/usage-report.js";
+import { type JobEnding, JobUsage } from "../../src/workers/usage-report.js";
 import { usageOf } from "../../src/workers/usage-tally.js";
 
 const payload = (streamed?: boolean) =>
@@ -16,52 +16,67 @@ const payload = (streamed?: boolean) =>
     ...(streamed === undefined ? {} : { streamed }),
   }) as unknown as InferencePayload;
 
-const sent = { promptTokens: 6, cachedTokens: 2, completionTokens: 9 };
-const done: Extract<StreamEvent, { type: "done" }> = {
+const text = (completionTokens: number): StreamEvent => ({
+  type: "token",
+  index: 0,
+  text: "x",
+  usage: { promptTokens: 6, cachedTokens: 2, completionTokens },
+});
+const done = (finishReason: "length" | "cancelled", completionTokens: number): StreamEvent => ({
   type: "done",
-  choices: [{ index: 0, finishReason: "length" }],
-  usage: { promptTokens: 6, cachedTokens: 2, completionTokens: 12 },
-};
-const counts = (record: ReturnType<typeof usageRecordOf>) => ({
-  promptTokens: record?.promptTokens,
-  cachedTokens: record?.cachedTokens,
-  completionTokens: record?.completionTokens,
-  outcome: record?.outcome,
+  choices: [{ index: 0, finishReason }],
+  usage: { promptTokens: 6, cachedTokens: 2, completionTokens },
+});
+const ended = (how: Partial<JobEnding> = {}): JobEnding => ({
+  cancelled: false,
+  orphaned: false,
+  startedAt: 1,
+  endedAt: 2,
+  ...how,
 });
 
+/** A job that produced 9 tokens' events, of which an API process received those up to the 5th. */
+function job(streamed?: boolean, end?: StreamEvent) {
+  const usage = new JobUsage(payload(streamed));
+  for (const n of [1, 5, 9]) usage.emitted(text(n));
+  usage.published(text(1), 1);
+  usage.published(text(5), 1);
+  usage.published(text(9), 0); // nobody listened
+  if (end) usage.emitted(end);
+  return usage;
+}
+const counts = (usage: JobUsage, ending: JobEnding) => {
+  const r = usage.record(ending);
+  return [r?.outcome, r?.promptTokens, r?.cachedTokens, r?.completionTokens];
+};
+
 describe("a job's usage record", () => {
-  it("counts a done's usage, whatever was sent before", () => {
-    expect(counts(usageRecordOf(payload(), done, sent, "finished", 1, 2))).toEqual({
-      ...done.usage,
-      outcome: "finished",
-    });
+  it("counts a finished job by its done", () => {
+    expect(counts(job(undefined, done("length", 12)), ended())).toEqual(["finished", 6, 2, 12]);
   });
 
-  it("counts a failure's streamed text by the usage on its last event, and an unstreamed one's prompt only", () => {
-    expect(counts(usageRecordOf(payload(), undefined, sent, "failed", 1, 2))).toEqual({ ...sent, outcome: "failed" });
-    expect(counts(usageRecordOf(payload(false), undefined, sent, "failed", 1, 2))).toEqual({
-      ...sent,
-      completionTokens: 0,
-      outcome: "failed",
-    });
+  it("counts all a job cancelled by its client produced, streamed or not", () => {
+    expect(counts(job(undefined, done("cancelled", 10)), ended({ cancelled: true }))).toEqual(["cancelled", 6, 2, 10]);
+    expect(counts(job(false), ended({ cancelled: true }))).toEqual(["cancelled", 6, 2, 9]);
   });
 
-  it("counts all a cancelled job produced, streamed or not, and nothing for a job that sent no text", () => {
-    expect(counts(usageRecordOf(payload(false), undefined, sent, "cancelled", 1, 2))).toEqual({
-      ...sent,
-      outcome: "cancelled",
-    });
-    expect(counts(usageRecordOf(payload(), undefined, undefined, "failed", 1, 2))).toEqual({
-      promptTokens: 0,
-      cachedTokens: 0,
-      completionTokens: 0,
-      outcome: "failed",
-    });
+  it("counts a failure by what an API process received: a stream's text, an unstreamed answer's prompt only", () => {
+    expect(counts(job(), ended())).toEqual(["failed", 6, 2, 5]);
+    expect(counts(job(false), ended())).toEqual(["failed", 6, 2, 0]);
+    // Orphaned (its API process died): a failure too, whatever its done said.
+    expect(counts(job(undefined, done("cancelled", 10)), ended({ cancelled: true, orphaned: true }))).toEqual([
+      "failed",
+      6,
+      2,
+      5,
+    ]);
+    expect(counts(new JobUsage(payload()), ended())).toEqual(["failed", 0, 0, 0]);
   });
 
   it("meters nobody for a job without a meter tag", () => {
-    const untagged = { ...payload(), meter: undefined } as unknown as InferencePayload;
-    expect(usageRecordOf(untagged, done, sent, "finished", 1, 2)).toBeUndefined();
+    const untagged = new JobUsage({ ...payload(), meter: undefined } as unknown as InferencePayload);
+    untagged.emitted(done("length", 3));
+    expect(untagged.record(ended())).toBeUndefined();
   });
 });
 

@@ -119,6 +119,8 @@ export interface Config {
   readonly cliTarball: string | undefined;
   /** HEARTH_PRICES: what the operator charges per model (usage reports show costs); null, counts only. */
   readonly prices: Prices | null;
+  /** HEARTH_USAGE_RETENTION_DAYS: usage records older than this roll up into daily totals; null, kept forever. */
+  readonly usageRetentionDays: number | null;
   /** The sandbox users' chat templates render in (src/templates). */
   readonly templates: TemplateLimits;
   readonly logLevel: "debug" | "info" | "warn" | "error";
@@ -240,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     cliTarball: r.HEARTH_CLI_TARBALL === undefined ? undefined : path.resolve(r.HEARTH_CLI_TARBALL),
     prices: r.HEARTH_PRICES ?? null,
+    usageRetentionDays: r.HEARTH_USAGE_RETENTION_DAYS === 0 ? null : r.HEARTH_USAGE_RETENTION_DAYS,
     templates: {
       threads: r.HEARTH_TEMPLATE_THREADS,
       timeoutMs: r.HEARTH_TEMPLATE_TIMEOUT_MS,

@@ -100,6 +100,14 @@ describe("config", () => {
       expect(() => loadConfig({ HEARTH_PRICES: bad }), bad).toThrow(problem);
     }
   });
+  it("reads HEARTH_USAGE_RETENTION_DAYS: 90 days unless set, 0 to keep usage records forever", () => {
+    expect(loadConfig({}).usageRetentionDays).toBe(90);
+    expect(loadConfig({ HEARTH_USAGE_RETENTION_DAYS: "400" }).usageRetentionDays).toBe(400);
+    expect(loadConfig({ HEARTH_USAGE_RETENTION_DAYS: "0" }).usageRetentionDays).toBeNull();
+    for (const bad of ["-1", "1.5", "off", "36501"]) {
+      expect(() => loadConfig({ HEARTH_USAGE_RETENTION_DAYS: bad }), bad).toThrow(/HEARTH_USAGE_RETENTION_DAYS/);
+    }
+  });
   it("puts each variable in one tier, with a one-line description", () => {
     const named = tiers.flatMap((t) => Object.keys(t.variables));
     expect(new Set(named).size).toBe(named.length);

@@ -42,6 +42,7 @@ import { Placement } from "../requests/placement.js";
 import { ControlWorker } from "../control/control-worker.js";
 import { Reconciler } from "../control/reconciler.js";
 import { UsageMeter } from "../control/usage-meter.js";
+import { UsageRollup } from "../control/usage-rollup.js";
 import { UsageReports } from "./services/usage-reports.js";
 import { ChatTemplateCheck } from "./services/chat-template-check.js";
 import { ModelCatalog } from "./services/model-catalog.js";
@@ -142,6 +143,14 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     consumer: `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     onWritten: usageMetrics(metrics),
   });
+  const usageRollup =
+    config.usageRetentionDays === null
+      ? undefined
+      : new UsageRollup(database.db, log.child("usage"), {
+          retentionDays: config.usageRetentionDays,
+          now: options.now,
+        });
+  usageRollup?.start();
   // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
   const templates = new TemplateSandbox(config.templates);
   templates.quarantine.share(
@@ -259,6 +268,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       await reconciler.close();
       await control.close();
       await usageMeter.close();
+      await usageRollup?.close();
       await templates.close();
       await queues.close();
       redis.disconnect();

@@ -1,9 +1,12 @@
 import { z } from "zod";
-import { bool, optionalString, parsedBy } from "./schemas.js";
+import { bool, int, optionalString, parsedBy } from "./schemas.js";
 import { parsePrices } from "./prices.js";
 import type { VariableSpec } from "./spec.js";
 
-/** The rest of running Hearth: logs, the demo models, prices, the CLI offered for `hearth upgrade`. */
+/**
+ * The rest of running Hearth: logs, the demo models, prices, usage retention, the CLI offered for
+ * `hearth upgrade`.
+ */
 export const operations = {
   HEARTH_LOG_LEVEL: {
     schema: z.enum(["debug", "info", "warn", "error"]),
@@ -18,6 +21,11 @@ export const operations = {
   HEARTH_PRICES: {
     schema: optionalString.pipe(parsedBy(parsePrices).optional()),
     description: "Prices per model as JSON (docs/usage.md): usage reports then show costs. Unset: counts only.",
+  },
+  HEARTH_USAGE_RETENTION_DAYS: {
+    schema: int(0, 36_500),
+    default: "90",
+    description: "Usage records older than this many days roll up into daily totals (docs/usage.md). 0: kept forever.",
   },
   HEARTH_CLI_TARBALL: {
     schema: optionalString,

@@ -128,20 +128,20 @@ export class UsageMeter {
    */
   private async insert(records: UsageRecord[]) {
     const written = new Set<string>();
+    const taken = ({ written: ids, late }: Awaited<ReturnType<typeof insertUsageRecords>>) => {
+      for (const id of ids) written.add(id);
+      // Its day was rolled up (usage-rollup.ts): it may be counted there already, so it is not written.
+      for (const record of late) this.log.error("dropped a usage record of a day already rolled up", { record });
+    };
     try {
-      for (const id of await insertUsageRecords(this.db, records)) written.add(id);
+      taken(await insertUsageRecords(this.db, records));
     } catch (error) {
       if (!isRefusedData(error)) throw error;
       for (const record of records) {
-        await insertUsageRecords(this.db, [record]).then(
-          (ids) => {
-            for (const id of ids) written.add(id);
-          },
-          (refused: unknown) => {
-            if (!isRefusedData(refused)) throw refused;
-            this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });
-          },
-        );
+        await insertUsageRecords(this.db, [record]).then(taken, (refused: unknown) => {
+          if (!isRefusedData(refused)) throw refused;
+          this.log.error("dropped a usage record the database refuses", { record, error: String(refused) });
+        });
       }
     }
     if (written.size > 0) this.options.onWritten?.(records.filter((r) => written.has(r.requestId)));

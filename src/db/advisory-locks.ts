@@ -12,12 +12,24 @@ export const advisoryLocks = {
   migrate: [NAMESPACE, 1],
   /** Held by the bootstrap transaction, so only one process creates the first admin key. */
   bootstrap: [NAMESPACE, 2],
+  /**
+   * Usage records' roll-up against the meter's writes: each roll-up transaction holds it
+   * exclusively, each write of records shared (queries/usage-rollup.ts).
+   */
+  usageRollup: [NAMESPACE, 3],
 } as const satisfies Record<string, readonly [number, number]>;
 
 type LockName = keyof typeof advisoryLocks;
 
-/** Takes a lock held until the end of the transaction `tx` runs in. */
-export async function lockForTransaction(tx: Db, name: LockName): Promise<void> {
+/**
+ * Takes a lock held until the end of the transaction `tx` runs in: exclusive, or shared with
+ * other shared holders (and waiting for an exclusive one).
+ */
+export async function lockForTransaction(tx: Db, name: LockName, mode: "exclusive" | "shared" = "exclusive") {
   const [namespace, key] = advisoryLocks[name];
-  await tx.execute(sql`select pg_advisory_xact_lock(${namespace}::int4, ${key}::int4)`);
+  await tx.execute(
+    mode === "shared"
+      ? sql`select pg_advisory_xact_lock_shared(${namespace}::int4, ${key}::int4)`
+      : sql`select pg_advisory_xact_lock(${namespace}::int4, ${key}::int4)`,
+  );
 }

@@ -242,3 +242,64 @@ describe("usage records", () => {
     expect((await exported(other.apiKey, "start=2020-01-01T00:00:00Z&end=2020-01-02T00:00:00Z")).text).toBe("");
   });
 });
+
+// The API rolls up old records at start (HEARTH_USAGE_RETENTION_DAYS): its reports, costs
+// included, stay the same to the token; its export keeps the records not rolled up.
+describe("usage past its retention", () => {
+  const DAY = 86_400_000;
+  const realNow = Date.now();
+  let clock = realNow - 30 * DAY;
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    const prices = { currency: "USD", models: { "*": { promptPerMillion: 1, completionPerMillion: 3 } } };
+    hearth = await startTestHearth({
+      worker: false,
+      env: { HEARTH_USAGE_RETENTION_DAYS: "7", HEARTH_PRICES: JSON.stringify(prices) },
+      now: () => clock,
+    });
+  });
+  afterAll(() => hearth?.close());
+
+  it("sums the daily totals and the records alike, by model, key and day", async () => {
+    const records = Array.from({ length: 60 }, (_, i) => ({
+      requestId: `old-${i}`,
+      accountId: "default",
+      keyId: `k${i % 3}`,
+      model: i % 2 ? TINY : "accounts/default/models/lora",
+      baseModelId: "hearth-tiny",
+      kind: "chat" as const,
+      promptTokens: 100 + i,
+      cachedTokens: i % 7,
+      completionTokens: 10 + ((i * 13) % 50),
+      images: 0,
+      imageSteps: 0,
+      imagePixels: 0,
+      startedAt: realNow - (i % 12) * DAY - i * 60_000,
+      endedAt: realNow - (i % 12) * DAY - i * 60_000,
+      outcome: "finished" as const,
+    }));
+    expect((await insertUsageRecords(hearth.api.database.db, records)).written.size).toBe(60);
+    // A period of whole UTC days (a rolled day counts whole at its start).
+    const start = new Date(Math.floor((realNow - 20 * DAY) / DAY) * DAY).toISOString();
+    const end = new Date(Math.ceil((realNow + DAY) / DAY) * DAY).toISOString();
+    const read = async (path: string) => {
+      const res = await fetch(`${hearth.baseURL}/accounts/default/usage${path}start=${start}&end=${end}`, {
+        headers: { authorization: `Bearer ${hearth.apiKey}` },
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const reports = () => Promise.all(["model", "key", "day"].map((by) => read(`?groupBy=${by}&`)));
+    const before = await reports();
+    expect(JSON.parse(before[0]!).total.promptTokens).toBe(records.reduce((n, r) => n + r.promptTokens, 0));
+    // A month on, the API starts again: the records of the days a week past are rolled up.
+    clock = realNow;
+    await hearth.restartApi();
+    await eventually(async () => {
+      const exported = (await read("/records?")).trimEnd().split("\n");
+      const cutoff = Math.floor((realNow - 7 * DAY) / DAY) * DAY;
+      expect(exported.length).toBe(records.filter((r) => r.endedAt >= cutoff).length);
+    }, 10_000);
+    expect(await reports()).toEqual(before);
+  });
+});

@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { asc } from "drizzle-orm";
 import { UsageMeter } from "../../src/control/usage-meter.js";
+import { rollUpUsage } from "../../src/db/queries/usage-rollup.js";
 import { usageRecords } from "../../src/db/schema/usage.js";
 import type { UsageRecord } from "../../src/domain/usage.js";
 import { createLogger } from "../../src/logger.js";
@@ -122,5 +123,23 @@ describe.each(testDatabaseBackends)("the usage meter on %s", (kind) => {
     await eventually(async () => expect(await redis.xlen(usageLogKey(prefix))).toBe(0), 5_000);
     expect(logged.filter((l) => l.includes("not a usage record"))).toHaveLength(2);
     expect(logged.filter((l) => l.includes("the database refuses") && l.includes('"huge"'))).toHaveLength(1);
+  });
+
+  it("drops, and says so, a record of a day already rolled up into daily totals", async () => {
+    logged.length = 0;
+    start("a");
+    await appendUsage(redis, prefix, record("r1"));
+    await eventually(async () => expect(await rows()).toHaveLength(1), 5_000);
+    await rollUpUsage(t.db, new Date(record("r1").endedAt + 86_400_000));
+    // A retry of r1 (written, then rolled up), and a request of the same day never seen.
+    await appendUsage(redis, prefix, record("r1", 9));
+    await appendUsage(redis, prefix, record("r2"));
+    await appendUsage(redis, prefix, { ...record("r3"), endedAt: record("r3").endedAt + 86_400_000 });
+    await eventually(async () => expect((await rows()).map((r) => r.requestId)).toEqual(["r3"]), 5_000);
+    await eventually(async () => expect(await redis.xlen(usageLogKey(prefix))).toBe(0), 5_000);
+    const dropped = logged.filter((l) => l.includes("a day already rolled up"));
+    expect(dropped).toHaveLength(2);
+    expect(dropped.join()).toContain('"r1"');
+    expect(dropped.join()).toContain('"r2"');
   });
 });

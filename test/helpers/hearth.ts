@@ -65,6 +65,8 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     HEARTH_PAGE_REQUESTS_PER_MINUTE: "1000000",
     HEARTH_ACCOUNT_MAX_IN_FLIGHT: "100000",
     HEARTH_ACCOUNT_MAX_MODELS: "100000",
+    // Usage records stay as written (tests write some with fixed, ageing dates); the roll-up's tests set it.
+    HEARTH_USAGE_RETENTION_DAYS: "0",
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...(pg ? { DATABASE_URL: pg.url } : {}),
     ...options.env,

@@ -44,9 +44,10 @@ export interface UsageSummary {
 type Costed<T> = T & { cost?: number };
 
 /**
- * An account's usage over a period, from its usage records (docs/usage.md): one's own account
- * with a key of the models or admin scope, any account with an admin key. Another account
- * answers a non-admin exactly like a missing one. With prices (HEARTH_PRICES), costs beside.
+ * An account's usage over a period, from its usage records and their daily totals (docs/usage.md):
+ * one's own account with a key of the models or admin scope, any account with an admin key.
+ * Another account answers a non-admin exactly like a missing one. With prices (HEARTH_PRICES),
+ * costs beside.
  */
 export class UsageReports {
   constructor(

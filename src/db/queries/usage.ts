@@ -1,26 +1,45 @@
-import { and, asc, eq, gt, gte, lt, or, sql, type AnyColumn } from "drizzle-orm";
+import { and, asc, eq, gt, gte, lt, or, sql, type SQLWrapper } from "drizzle-orm";
+import { unionAll } from "drizzle-orm/pg-core";
+import { lockForTransaction } from "../advisory-locks.js";
 import type { Db } from "../client.js";
-import { deploymentEvents, usageRecords, type UsageRow } from "../schema/usage.js";
+import { resultRows } from "../result-rows.js";
+import { deploymentEvents, usageDaily, usageRecords, type UsageRow } from "../schema/usage.js";
 import type { UsageRecord } from "../../domain/usage.js";
+import { rolledBefore } from "./usage-rollup.js";
 
 /**
  * Writes usage records in one statement; a request whose record is already there keeps it
- * (the first written counts: docs/usage.md). Resolves to the request IDs newly written.
+ * (the first written counts: docs/usage.md). A record that ended before the roll-up's
+ * `rolled_before` is not written, and comes back in `late`: its day is summed in usage_daily
+ * already, and its request may be among them (usage-rollup.ts). Resolves to the request IDs
+ * newly written.
  */
-export async function insertUsageRecords(db: Db, records: readonly UsageRecord[]): Promise<Set<string>> {
-  if (records.length === 0) return new Set();
-  const rows = records.map((r) => ({
-    ...r,
-    adapter: r.adapter ?? null,
-    startedAt: new Date(r.startedAt),
-    endedAt: new Date(r.endedAt),
-  }));
-  const written = await db
-    .insert(usageRecords)
-    .values(rows)
-    .onConflictDoNothing({ target: usageRecords.requestId })
-    .returning({ requestId: usageRecords.requestId });
-  return new Set(written.map((r) => r.requestId));
+export async function insertUsageRecords(
+  db: Db,
+  records: readonly UsageRecord[],
+): Promise<{ written: Set<string>; late: UsageRecord[] }> {
+  if (records.length === 0) return { written: new Set(), late: [] };
+  return db.transaction(async (tx) => {
+    // Shared with other writes; a roll-up waits for them, and they for it.
+    await lockForTransaction(tx, "usageRollup", "shared");
+    const before = (await rolledBefore(tx))?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const late = records.filter((r) => r.endedAt < before);
+    const rows = records
+      .filter((r) => r.endedAt >= before)
+      .map((r) => ({
+        ...r,
+        adapter: r.adapter ?? null,
+        startedAt: new Date(r.startedAt),
+        endedAt: new Date(r.endedAt),
+      }));
+    if (rows.length === 0) return { written: new Set<string>(), late };
+    const written = await tx
+      .insert(usageRecords)
+      .values(rows)
+      .onConflictDoNothing({ target: usageRecords.requestId })
+      .returning({ requestId: usageRecords.requestId });
+    return { written: new Set(written.map((r) => r.requestId)), late };
+  });
 }
 
 /** What usage is summed by: the model asked for, the API key, or the day (UTC) it ended. */
@@ -45,9 +64,56 @@ export interface UsageGroup extends UsageTotals {
 }
 
 /**
- * An account's usage of the requests that ended in [start, end), summed by `groupBy` and model
- * (so that each sum has one price), in the group's order (model name, key ID, day), then the
- * model's.
+ * An account's usage in [start, end), from its records and its rolled-up days (usage-rollup.ts)
+ * together, one row per record or day with the time it counts at: a record's end, a rolled day's
+ * start (UTC midnight), so that a rolled day counts whole in the period its start is in.
+ */
+export function usageInPeriod(db: Db, accountId: string, range: { start: Date; end: Date }) {
+  const [r, d] = [usageRecords, usageDaily];
+  const records = db
+    .select({
+      at: sql<Date>`${r.endedAt}`.as("at"),
+      keyId: r.keyId,
+      model: r.model,
+      baseModelId: r.baseModelId,
+      requests: sql<number>`1::bigint`.as("requests"),
+      promptTokens: r.promptTokens,
+      cachedTokens: r.cachedTokens,
+      completionTokens: r.completionTokens,
+      images: r.images,
+      imageSteps: r.imageSteps,
+      imagePixels: r.imagePixels,
+    })
+    .from(r)
+    .where(and(eq(r.accountId, accountId), gte(r.endedAt, range.start), lt(r.endedAt, range.end)));
+  const days = db
+    .select({
+      at: sql<Date>`(${d.day}::timestamp at time zone 'UTC')`.as("at"),
+      keyId: d.keyId,
+      model: d.model,
+      baseModelId: d.baseModelId,
+      requests: d.requests,
+      promptTokens: d.promptTokens,
+      cachedTokens: d.cachedTokens,
+      completionTokens: d.completionTokens,
+      images: d.images,
+      imageSteps: d.imageSteps,
+      imagePixels: d.imagePixels,
+    })
+    .from(d)
+    .where(and(eq(d.accountId, accountId), gte(d.day, firstDayFrom(range.start)), lt(d.day, firstDayFrom(range.end))));
+  return unionAll(records, days).as("usage");
+}
+
+/** The first UTC day, as YYYY-MM-DD, whose midnight is at or after `at`. */
+function firstDayFrom(at: Date): string {
+  const day = 86_400_000;
+  return new Date(Math.ceil(at.getTime() / day) * day).toISOString().slice(0, 10);
+}
+
+/**
+ * An account's usage in [start, end) (usageInPeriod), summed by `groupBy` and model (so that
+ * each sum has one price), in the group's order (model name, key ID, day), then the model's.
  */
 export async function usageByGroup(
   db: Db,
@@ -55,20 +121,20 @@ export async function usageByGroup(
   range: { start: Date; end: Date },
   groupBy: UsageGrouping,
 ): Promise<UsageGroup[]> {
-  const u = usageRecords;
+  const u = usageInPeriod(db, accountId, range);
   const group =
     groupBy === "model"
       ? sql<string>`${u.model}`
       : groupBy === "key"
         ? sql<string>`${u.keyId}`
-        : sql<string>`to_char(${u.endedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-  const sum = (column: AnyColumn) => sql<string>`coalesce(sum(${column}), 0)`;
+        : sql<string>`to_char(${u.at} at time zone 'UTC', 'YYYY-MM-DD')`;
+  const sum = (column: SQLWrapper) => sql<string>`coalesce(sum(${column}), 0)`;
   const rows = await db
     .select({
       group,
       model: u.model,
       baseModelId: u.baseModelId,
-      requests: sql<string>`count(*)`,
+      requests: sum(u.requests),
       promptTokens: sum(u.promptTokens),
       cachedTokens: sum(u.cachedTokens),
       completionTokens: sum(u.completionTokens),
@@ -77,7 +143,6 @@ export async function usageByGroup(
       imagePixels: sum(u.imagePixels),
     })
     .from(u)
-    .where(and(eq(u.accountId, accountId), gte(u.endedAt, range.start), lt(u.endedAt, range.end)))
     .groupBy(group, u.model, u.baseModelId)
     .orderBy(group, u.model, u.baseModelId);
   // Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53.
@@ -121,8 +186,7 @@ export async function deployedHours(
     where event = 'deployed' and at < ${to} and coalesce(next_at, ${to}) > ${from}
     group by model_id
     order by model_id`);
-  const list = Array.isArray(rows) ? rows : (rows as { rows: typeof rows }).rows;
-  return (list as { model_id: string; seconds: string }[]).map((r) => ({
+  return resultRows<{ model_id: string; seconds: string }>(rows).map((r) => ({
     modelId: r.model_id,
     hours: Number(r.seconds) / 3600,
   }));

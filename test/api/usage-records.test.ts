@@ -6,6 +6,7 @@ import { issueApiKey } from "../../src/auth/api-keys.js";
 import { apiKeys } from "../../src/db/schema/api-keys.js";
 import { insertUsageRecords } from "../../src/db/queries/usage.js";
 import { usageRecords, type UsageRow } from "../../src/db/schema/usage.js";
+import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { recordOf as recordOfIn } from "../helpers/usage.js";
 import { createTestAccount } from "../helpers/management.js";

@@ -23,8 +23,11 @@ export async function insertUsageRecords(db: Db, records: readonly UsageRecord[]
   return new Set(written.map((r) => r.requestId));
 }
 
-/** What usage is summed by: the model asked for, the API key, or the day (UTC) it ended. */
-export type UsageGrouping = "model" | "key" | "day";
+/**
+ * What usage is summed by: the model asked for, the API key, the day (UTC) it ended, or the
+ * day and the model (the account page's chart).
+ */
+export type UsageGrouping = "model" | "key" | "day" | "day_model";
 
 export interface UsageTotals {
   requests: number;
@@ -37,7 +40,7 @@ export interface UsageTotals {
 }
 
 export interface UsageGroup extends UsageTotals {
-  /** The model's name, the key's ID, or the day as YYYY-MM-DD. */
+  /** The model's name, the key's ID, or the day as YYYY-MM-DD (by day, and by day and model). */
   group: string;
   /** The model the sums are of, and its base model (what prices are by). */
   model: string;
@@ -47,7 +50,8 @@ export interface UsageGroup extends UsageTotals {
 /**
  * An account's usage of the requests that ended in [start, end), summed by `groupBy` and model
  * (so that each sum has one price), in the group's order (model name, key ID, day), then the
- * model's.
+ * model's. Since every sum is by model too, `day_model` is the day's grouping: each row is a day
+ * and a model (and its base model).
  */
 export async function usageByGroup(
   db: Db,
@@ -61,30 +65,50 @@ export async function usageByGroup(
       ? sql<string>`${u.model}`
       : groupBy === "key"
         ? sql<string>`${u.keyId}`
-        : sql<string>`to_char(${u.endedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-  const sum = (column: AnyColumn) => sql<string>`coalesce(sum(${column}), 0)`;
+        : // "day" and "day_model"
+          sql<string>`to_char(${u.endedAt} at time zone 'UTC', 'YYYY-MM-DD')`;
   const rows = await db
-    .select({
-      group,
-      model: u.model,
-      baseModelId: u.baseModelId,
-      requests: sql<string>`count(*)`,
-      promptTokens: sum(u.promptTokens),
-      cachedTokens: sum(u.cachedTokens),
-      completionTokens: sum(u.completionTokens),
-      images: sum(u.images),
-      imageSteps: sum(u.imageSteps),
-      imagePixels: sum(u.imagePixels),
-    })
+    .select({ group, model: u.model, baseModelId: u.baseModelId, ...sums() })
     .from(u)
     .where(and(eq(u.accountId, accountId), gte(u.endedAt, range.start), lt(u.endedAt, range.end)))
     .groupBy(group, u.model, u.baseModelId)
     .orderBy(group, u.model, u.baseModelId);
-  // Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53.
-  return rows.map((r) => ({
-    group: r.group,
-    model: r.model,
-    baseModelId: r.baseModelId,
+  return rows.map((r) => ({ group: r.group, model: r.model, baseModelId: r.baseModelId, ...totalsOf(r) }));
+}
+
+/** Every account's usage of the requests that ended in [start, end), one sum per account that used any. */
+export async function usageByAccount(
+  db: Db,
+  range: { start: Date; end: Date },
+): Promise<(UsageTotals & { accountId: string })[]> {
+  const u = usageRecords;
+  const rows = await db
+    .select({ accountId: u.accountId, ...sums() })
+    .from(u)
+    .where(and(gte(u.endedAt, range.start), lt(u.endedAt, range.end)))
+    .groupBy(u.accountId)
+    .orderBy(u.accountId);
+  return rows.map((r) => ({ accountId: r.accountId, ...totalsOf(r) }));
+}
+
+/** The sums of a usage query's rows, each summed column by its name in UsageTotals. */
+function sums() {
+  const u = usageRecords;
+  const sum = (column: AnyColumn) => sql<string>`coalesce(sum(${column}), 0)`;
+  return {
+    requests: sql<string>`count(*)`,
+    promptTokens: sum(u.promptTokens),
+    cachedTokens: sum(u.cachedTokens),
+    completionTokens: sum(u.completionTokens),
+    images: sum(u.images),
+    imageSteps: sum(u.imageSteps),
+    imagePixels: sum(u.imagePixels),
+  };
+}
+
+/** Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53. */
+function totalsOf(r: Record<keyof UsageTotals, string>): UsageTotals {
+  return {
     requests: Number(r.requests),
     promptTokens: Number(r.promptTokens),
     cachedTokens: Number(r.cachedTokens),
@@ -92,7 +116,7 @@ export async function usageByGroup(
     images: Number(r.images),
     imageSteps: Number(r.imageSteps),
     imagePixels: Number(r.imagePixels),
-  }));
+  };
 }
 
 /**

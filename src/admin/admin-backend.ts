@@ -1,12 +1,8 @@
 import fs from "node:fs/promises";
-import type {
-  ApiKeyResource,
-  CreateAccountRequest,
-  IssueApiKeyRequest,
-  IssuedApiKey,
-  UpdateAccountRequest,
-} from "../api/contract/admin/resources.js";
+import type { CreateAccountRequest, UpdateAccountRequest } from "../api/contract/admin/resources.js";
+import type { ApiKeyResource, IssueApiKeyRequest, IssuedApiKey } from "../api/contract/management/api-key-resources.js";
 import type { AccountResource } from "../api/contract/management/resources.js";
+import { AccountKeys } from "../api/services/account-keys.js";
 import { Administration } from "../api/services/administration.js";
 import { adminKeyFilePath } from "../auth/bootstrap.js";
 import { HearthClient } from "../cli/api-client.js";
@@ -45,7 +41,7 @@ export async function withAdminBackend<T>(
 ): Promise<T> {
   const config = loadConfig(process.env);
   if (target.database) {
-    return withAdminDatabase((db) => work(databaseBackend(new Administration(db, config.limits))));
+    return withAdminDatabase((db) => work(databaseBackend(new Administration(db, config.limits), new AccountKeys(db))));
   }
   const { server, key } = await connection(target.server, process.env, config);
   return work(httpBackend(new HearthClient(server, key)));
@@ -98,13 +94,13 @@ function httpBackend(client: HearthClient): AdminBackend {
   };
 }
 
-function databaseBackend(administration: Administration): AdminBackend {
+function databaseBackend(administration: Administration, keys: AccountKeys): AdminBackend {
   return {
     accounts: () => administration.accounts(),
     createAccount: (request) => administration.createAccount(request),
     updateAccount: (accountId, request) => administration.updateAccount(accountId, request),
-    issueKey: (accountId, request) => administration.issueKey(accountId, request),
-    keys: (accountId) => administration.keys(accountId),
-    revokeKey: (prefix) => administration.revokeKey(prefix),
+    issueKey: (accountId, request) => keys.issue(accountId, request),
+    keys: (accountId) => keys.list(accountId),
+    revokeKey: (prefix) => keys.revoke(prefix),
   };
 }

@@ -10,6 +10,7 @@ import type { InferenceClient } from "../requests/inference-client.js";
 import type { Usage } from "../requests/stream.js";
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { AddonUploads } from "./services/addon-uploads.js";
+import type { AccountKeys } from "./services/account-keys.js";
 import type { Administration } from "./services/administration.js";
 import type { UsageReports } from "./services/usage-reports.js";
 import type { Deployments } from "./services/deployments.js";
@@ -57,13 +58,14 @@ export interface AppDeps {
   draining?: () => boolean;
 }
 
-/** The services behind the management API (models, files, deployments) and the admin endpoints. */
+/** The services behind the management API (models, files, deployments, keys) and the admin endpoints. */
 export interface ManagementServices {
   catalog: ModelCatalog;
   uploads: AddonUploads;
   deployments: Deployments;
   deletion: ModelDeletion;
   administration: Administration;
+  keys: AccountKeys;
   usage: UsageReports;
 }
 

@@ -3,6 +3,7 @@ import { matchedRoutes } from "hono/route";
 import { AppError } from "../errors.js";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { accountRoutes } from "./management/account-routes.js";
+import { apiKeyRoutes } from "./management/api-key-routes.js";
 import { usageRoutes } from "./management/usage-routes.js";
 import { lifecycleRoutes } from "./management/lifecycle-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps) {
     streamsRoutes,
     modelsRoutes,
     accountRoutes,
+    apiKeyRoutes,
     usageRoutes,
     modelRoutes,
     lifecycleRoutes,

@@ -16,6 +16,7 @@ import { VerifiedKeys } from "../auth/verified-keys.js";
 import { ApiMetrics } from "../metrics/api-metrics.js";
 import { inferenceMetrics } from "../metrics/inference-metrics.js";
 import { usageMetrics } from "../metrics/usage-metrics.js";
+import { AccountKeys } from "./services/account-keys.js";
 import { Administration } from "./services/administration.js";
 import { InferenceClient } from "../requests/inference-client.js";
 import { ModelChanges } from "../jobs/model-changes.js";
@@ -182,9 +183,9 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     deployments,
     deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
     administration: new Administration(database.db, config.limits, {
-      keyRevoked: (keyId) => apiKeys.forget(keyId),
       accountChanged: (accountId) => accountLimits.forget(accountId),
     }),
+    keys: new AccountKeys(database.db, { keyRevoked: (keyId) => apiKeys.forget(keyId) }),
     usage: new UsageReports(database.db, config.prices, options.now),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {

@@ -12,15 +12,13 @@ import type {
   UploadedFile,
   WhoAmI,
 } from "../api/contract/management/resources.js";
+import type { AllAccounts, CreateAccountRequest, UpdateAccountRequest } from "../api/contract/admin/resources.js";
 import type {
-  AllAccounts,
   ApiKeyList,
-  CreateAccountRequest,
+  ApiKeyResource,
   IssueApiKeyRequest,
   IssuedApiKey,
-  ApiKeyResource,
-  UpdateAccountRequest,
-} from "../api/contract/admin/resources.js";
+} from "../api/contract/management/api-key-resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
 import type { UsageReport } from "../api/contract/management/usage-routes.js";
 
@@ -88,6 +86,13 @@ export class HearthClient {
       "GET",
       `/v1/accounts/${encodeURIComponent(accountId)}/usage?${new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as [string, string][])}`,
     );
+
+  // The account's own API keys (a key with the models scope).
+  listKeys = (accountId: string) => this.call<ApiKeyList>("GET", keysPath(accountId));
+  issueKey = (accountId: string, body: IssueApiKeyRequest) =>
+    this.call<IssuedApiKey>("POST", keysPath(accountId), body);
+  revokeKey = (accountId: string, prefix: string) =>
+    this.call<ApiKeyResource>("DELETE", `${keysPath(accountId)}/${encodeURIComponent(prefix)}`);
 
   // The admin endpoints (an admin key only).
   adminListAccounts = () => this.call<AllAccounts>("GET", "/v1/admin/accounts");
@@ -262,6 +267,7 @@ export function normalizeServer(server: string): string {
 }
 
 const modelsPath = (accountId: string) => `/v1/accounts/${encodeURIComponent(accountId)}/models`;
+const keysPath = (accountId: string) => `/v1/accounts/${encodeURIComponent(accountId)}/api-keys`;
 const modelPath = (accountId: string, modelId: string) => `${modelsPath(accountId)}/${encodeURIComponent(modelId)}`;
 
 async function fileSha256(file: string, signal?: AbortSignal): Promise<string> {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { WhoAmI } from "../api/contract/management/resources.js";
 import { HearthClient } from "./api-client.js";
 import { DEFAULT_PROFILE, authFilePath, readProfiles, type Profile } from "./config-file.js";
 import { CliError, EXIT } from "./exit-codes.js";
@@ -30,7 +31,7 @@ export interface ApiKeySetting {
 }
 
 export class CliContext {
-  private whoamiAccount: Promise<string> | undefined;
+  private signedIn: Promise<WhoAmI> | undefined;
 
   constructor(
     readonly options: GlobalOptions,
@@ -68,10 +69,13 @@ export class CliContext {
   accountId(): Promise<string> {
     if (this.options.accountId) return Promise.resolve(this.options.accountId);
     if (this.apiKey?.from === "profile" && this.profile.account_id) return Promise.resolve(this.profile.account_id);
-    this.whoamiAccount ??= this.client()
-      .whoami()
-      .then((w) => w.accountId);
-    return this.whoamiAccount;
+    return this.whoami().then((w) => w.accountId);
+  }
+
+  /** Who the API key is (asked of the server once per command). */
+  whoami(): Promise<WhoAmI> {
+    this.signedIn ??= this.client().whoami();
+    return this.signedIn;
   }
 }
 

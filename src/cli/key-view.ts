@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { ApiKeyResource, IssueApiKeyRequest, IssuedApiKey } from "../api/contract/admin/resources.js";
+import type { ApiKeyResource, IssueApiKeyRequest, IssuedApiKey } from "../api/contract/management/api-key-resources.js";
 import { API_KEY_SCOPES, DEFAULT_KEY_SCOPES, type ApiKeyScope } from "../domain/vocabulary.js";
 import { usageError } from "./exit-codes.js";
 import { table, type Output } from "./output.js";

@@ -30,7 +30,7 @@ export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 /**
  * What a key may do (docs/security.md). `inference`: generate (completions, chat, embeddings,
  * images, resuming streams); `models`: create, upload, validate, deploy, undeploy, change and
- * delete its account's models; `admin`: the operators' endpoints, pages and metrics. Every key
+ * delete its account's models, and manage its API keys; `admin`: the operators' endpoints, pages and metrics. Every key
  * may read its account and the models it can see.
  */
 export const API_KEY_SCOPES = ["inference", "models", "admin"] as const;

@@ -29,6 +29,7 @@ function bodyFor(method: string, route: string): unknown {
   if (route === "/v1/chat/completions") return { model: VICTIM_MODEL, messages: [{ role: "user", content: "Hi" }] };
   if (route === "/v1/embeddings") return { model: VICTIM_MODEL, input: "Hi" };
   if (route.startsWith("/v1/admin/") && method === "post") return { accountId: "planted", scopes: ["admin"] };
+  if (route.endsWith("/api-keys") && method === "post") return { name: "planted", scopes: ["inference"] };
   return undefined;
 }
 

@@ -119,7 +119,7 @@ describe("usage records", () => {
     });
   });
 
-  it("sums them by model, key and day for the account, to the token; others' usage is not its to read", async () => {
+  it("sums them by model, key, day, and day and model for the account, to the token; others' usage is not its to read", async () => {
     const db = hearth.api.database.db;
     const records = await db.select().from(usageRecords).where(eq(usageRecords.accountId, "default"));
     const get = async (query: string, key = hearth.apiKey, account = "default") => {
@@ -173,6 +173,23 @@ describe("usage records", () => {
     expect(byKey.body.groups).toEqual([expect.objectContaining({ group: keyId, requests: records.length })]);
     const today = new Date().toISOString().slice(0, 10);
     expect((await get("groupBy=day")).body.groups.map((g) => g.group)).toEqual([today]);
+    // By day and model (the account page's chart): each model's sums of the day, day and model apart.
+    const models = [...new Set(records.map((r) => r.model))].sort();
+    expect(models.length).toBeGreaterThan(1);
+    expect((await get("groupBy=day_model")).body.groups).toEqual(
+      models.map((model) => {
+        const rows = records.filter((r) => r.model === model);
+        return expect.objectContaining({
+          group: `${today}/${model}`,
+          day: today,
+          model,
+          requests: rows.length,
+          promptTokens: sum(rows, "promptTokens"),
+          completionTokens: sum(rows, "completionTokens"),
+          images: sum(rows, "images"),
+        });
+      }),
+    );
     // A period before them all holds nothing; a reversed one is refused.
     const empty = await get("end=2020-01-02T00:00:00Z");
     expect(empty.body.total.requests).toBe(0);

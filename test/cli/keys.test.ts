@@ -65,16 +65,37 @@ describe("hearth and API keys", () => {
     expect(quiet.stdout.trim()).toMatch(/^hth_[A-Za-z0-9_-]{40}$/);
   });
 
-  it("refuses bad scopes and expiries before asking the server, and a key without the admin scope after", async () => {
+  it("refuses bad scopes and expiries before asking the server", async () => {
     const scopes = await run(["create", "key", "x", "--scopes", "root"]);
     expect(scopes.code).toBe(2);
     expect(scopes.stderr).toContain('Invalid --scopes "root": use one or more of inference, models, admin');
     const expiry = await run(["create", "key", "x", "--expires", "yesterday"]);
     expect(expiry.code).toBe(2);
     expect(expiry.stderr).toContain('Invalid --expires "yesterday"');
+  });
+
+  it("manages a member's own account's keys through its account's endpoints, no stronger than its key", async () => {
     const member = await createTestAccount(hearth, "plain");
-    const refused = await run(["list", "keys"], member.apiKey);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("needs a key with the admin scope");
+    const created = await run(["create", "key", "bot", "--scopes", "inference", "--quiet"], member.apiKey);
+    expect(created.code, created.stderr).toBe(0);
+    const key = created.stdout.trim();
+    const listed = json(await run(["list", "keys", "--output", "json"], member.apiKey)) as { accountId: string }[];
+    expect(listed.map((k) => k.accountId)).toEqual(["plain", "plain"]);
+    const stronger = await run(["create", "key", "root", "--scopes", "admin"], member.apiKey);
+    expect(stronger.code).toBe(1);
+    expect(stronger.stderr).toContain("A key can only make keys with scopes it has itself: this one lacks admin.");
+    // Another account's key is not its to revoke: the words of a key that does not exist.
+    const theirs = await run(["revoke", "key", hearth.apiKey.slice(0, 12)], member.apiKey);
+    expect(theirs.code).toBe(4); // not found
+    expect(theirs.stderr).toContain(`No API key has the prefix "${hearth.apiKey.slice(0, 12)}"`);
+    expect((await run(["whoami"])).code).toBe(0);
+    const revoked = await run(["revoke", "key", key.slice(0, 12)], member.apiKey);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await run(["whoami"], key)).code).toBe(3);
+    // A key without the models scope manages none.
+    const frontEnd = await createTestAccount(hearth, "front", { scopes: ["inference"] });
+    const noModels = await run(["list", "keys"], frontEnd.apiKey);
+    expect(noModels.code).toBe(1);
+    expect(noModels.stderr).toContain("needs a key with the models scope");
   });
 });

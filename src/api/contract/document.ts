@@ -3,6 +3,7 @@ import * as admin from "./admin/routes.js";
 import { errorSchema } from "./errors.js";
 import * as images from "./images/routes.js";
 import * as accounts from "./management/account-routes.js";
+import * as apiKeys from "./management/api-key-routes.js";
 import * as usage from "./management/usage-routes.js";
 import * as lifecycle from "./management/lifecycle-routes.js";
 import * as models from "./management/model-routes.js";
@@ -27,6 +28,9 @@ export const contractRoutes: ContractRoute[] = [
   accounts.listAccountsRoute,
   accounts.getAccountRoute,
   accounts.whoAmIRoute,
+  apiKeys.listApiKeysRoute,
+  apiKeys.issueApiKeyRoute,
+  apiKeys.revokeApiKeyRoute,
   usage.getUsageRoute,
   usage.exportUsageRoute,
   models.createModelRoute,
@@ -91,6 +95,10 @@ export function openApiDocument(): Record<string, unknown> {
         description: "Image generation with the image models: text-to-image, image-to-image, control-net.",
       },
       { name: "Accounts", description: "The key's account." },
+      {
+        name: "API keys",
+        description: "The account's own API keys, for a key with the models scope (docs/security.md).",
+      },
       { name: "Usage", description: "What an account's requests used: tokens, cached tokens, images (docs/usage.md)." },
       { name: "Service", description: "Health checks, the version and this document; no API key needed." },
     ],

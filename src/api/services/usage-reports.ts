@@ -3,6 +3,7 @@ import type { Db } from "../../db/client.js";
 import { getAccount } from "../../db/queries/accounts.js";
 import {
   deployedHours,
+  usageByAccount,
   usageByGroup,
   usageRecordsPage,
   type UsageGrouping,
@@ -32,7 +33,7 @@ export interface UsageSummary {
   groupBy: UsageGrouping;
   /** The prices' currency; null when the operator set none (costs are then absent). */
   currency: string | null;
-  groups: Costed<UsageTotals & { group: string }>[];
+  groups: Costed<UsageGroupTotals>[];
   total: Costed<UsageTotals>;
   /** The hours each of the account's models was deployed in the period (those deployed at some time in it). */
   deployments: Costed<{ model: string; deployedHours: number }>[];
@@ -42,6 +43,9 @@ export interface UsageSummary {
 
 /** With prices, each sum carries what it cost. */
 type Costed<T> = T & { cost?: number };
+
+/** One group's sums; by day and model, the day and the model apart too (the group is `<day>/<model>`). */
+export type UsageGroupTotals = UsageTotals & { group: string; day?: string; model?: string };
 
 /**
  * An account's usage over a period, from its usage records and their daily totals (docs/usage.md):
@@ -63,10 +67,18 @@ export class UsageReports {
       deployedHours(this.db, accountId, { start, end }, new Date(this.now())),
     ]);
     const { prices } = this;
-    const groups = new Map<string, Costed<UsageTotals & { group: string }>>();
+    const groups = new Map<string, Costed<UsageGroupTotals>>();
     for (const row of rows) {
-      const { group, model, baseModelId, ...totals } = row;
-      const into = groups.get(group) ?? { group, ...zero(), ...(prices ? { cost: 0 } : {}) };
+      // The rows are by model and base model too: a group sums those of its own.
+      const { group: rowGroup, model, baseModelId, ...totals } = row;
+      const byDayAndModel = period.groupBy === "day_model";
+      const group = byDayAndModel ? `${rowGroup}/${model}` : rowGroup;
+      const into = groups.get(group) ?? {
+        group,
+        ...(byDayAndModel ? { day: rowGroup, model } : {}),
+        ...zero(),
+        ...(prices ? { cost: 0 } : {}),
+      };
       add(into, totals);
       if (prices) into.cost! += usageCost(totals, priceOf(prices, model, baseModelId));
       groups.set(group, into);
@@ -97,6 +109,15 @@ export class UsageReports {
       deployments,
       ...(prices ? { cost: total.cost! + deployments.reduce((sum, d) => sum + (d.cost ?? 0), 0) } : {}),
     };
+  }
+
+  /** Every account's usage totals over [start, end), for the operators (an admin key only). */
+  async byAccount(caller: Caller, range: { start: Date; end: Date }): Promise<Map<string, UsageTotals>> {
+    if (!caller.scopes.includes("admin")) {
+      throw new AppError("forbidden", "Every account's usage is for operators: a key with the admin scope.");
+    }
+    const rows = await usageByAccount(this.db, range);
+    return new Map(rows.map(({ accountId, ...totals }) => [accountId, totals]));
   }
 
   /** The account's records of the period, oldest first, read from the database a page at a time. */

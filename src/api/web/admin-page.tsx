@@ -1,10 +1,19 @@
 import type { Session } from "../../auth/sessions.js";
+import type { UsageTotals } from "../../db/queries/usage.js";
+import type { AccountResource } from "../contract/management/resources.js";
 import type { Overview } from "../services/operations-overview.js";
 import { Layout } from "./layout.js";
 import { Table } from "./table.js";
+import { number } from "./usage-section.js";
 
-/** `/admin`: what a running Hearth is doing, for its operators. */
-export function AdminPage(props: { session: Session; overview: Overview }) {
+/** `/admin`: what a running Hearth is doing, for its operators, and its accounts' recent usage. */
+export function AdminPage(props: {
+  session: Session;
+  overview: Overview;
+  /** Every account, with its usage over the last `days` days (none: it used nothing). */
+  accounts: { account: AccountResource; totals?: UsageTotals }[];
+  days: number;
+}) {
   const { workers, deployments, queues } = props.overview;
   return (
     <Layout title="Operations" session={props.session}>
@@ -69,6 +78,20 @@ export function AdminPage(props: { session: Session; overview: Overview }) {
             q.active,
             q.delayed,
             q.failed,
+          ])}
+        />
+      </section>
+      <section aria-labelledby="accounts-title">
+        <h2 id="accounts-title">Accounts ({props.accounts.length})</h2>
+        <Table
+          caption={`Usage over the last ${props.days} days (tokens: prompt + completion)`}
+          headers={["Account", "Name", "Requests", "Tokens", "Images"]}
+          rows={props.accounts.map(({ account, totals }) => [
+            <a href={`/admin/accounts/${encodeURIComponent(account.accountId)}`}>{account.accountId}</a>,
+            account.displayName,
+            number(totals?.requests ?? 0),
+            number((totals?.promptTokens ?? 0) + (totals?.completionTokens ?? 0)),
+            number(totals?.images ?? 0),
           ])}
         />
       </section>

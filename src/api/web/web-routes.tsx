@@ -1,20 +1,17 @@
 import fs from "node:fs";
 import type { Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { csrf } from "hono/csrf";
 import type { AuthenticatedKey } from "../../auth/api-keys.js";
-import { SESSION_COOKIE, sessionId, type Session } from "../../auth/sessions.js";
+import { SESSION_COOKIE, sessionId } from "../../auth/sessions.js";
 import { BUILTIN_ACCOUNT_ID } from "../../domain/model-name.js";
 import { AppError } from "../../errors.js";
 import { quarantineMessage } from "../../templates/template-quarantine.js";
 import type { AppDeps, AppEnv } from "../app-env.js";
-import type { Caller } from "../../domain/caller.js";
 import { clientAddress, overTls } from "../client-address.js";
-import { sameToken } from "../middleware/auth.js";
-import { setAssetHeaders, setPageHeaders } from "../middleware/security-headers.js";
-import { operationsOverview } from "../services/operations-overview.js";
-import { AdminPage } from "./admin-page.js";
+import { setAssetHeaders } from "../middleware/security-headers.js";
+import { accountPageRoutes } from "./account-routes.js";
+import { adminPageRoutes } from "./admin-page-routes.js";
+import { pageKit } from "./page-kit.js";
 import { MessagePage, ModelPage, ModelsPage, SignInPage } from "./pages.js";
 
 const STATIC_FILES: Record<string, string> = {
@@ -28,17 +25,27 @@ const statics = new Map(
 );
 
 /** The pages (the static files aside) and the operators' ones, each under the page limit. */
-const PAGE_PATHS = ["/", "/signin", "/signout", "/models", "/accounts/*", "/admin", "/admin/*"];
+const PAGE_PATHS = [
+  "/",
+  "/signin",
+  "/signout",
+  "/models",
+  "/accounts/*",
+  "/account",
+  "/account/*",
+  "/admin",
+  "/admin/*",
+];
 
 /**
  * The web pages (server-rendered with hono/jsx): sign in with an API key, the account's
- * models, and a page per model with a playground that streams from Hearth's own endpoints.
- * docs/web.md says how sessions and CSRF work.
+ * models, a page per model with a playground that streams from Hearth's own endpoints, the
+ * account's usage and keys, and the operators' pages. docs/web.md says how sessions and CSRF work.
  */
 export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
-  const { sessions, apiKeys, credentials, management, config } = deps;
-  // Forms post only from Hearth's own pages (Origin checked), and are small.
-  const formGuard = [csrf(), bodyLimit({ maxSize: 16 * 1024 })] as const;
+  const { sessions, credentials, management, config } = deps;
+  const kit = pageKit(deps);
+  const { sessionOf, html, page, formGuard } = kit;
 
   const serveStatic = (c: Context<AppEnv>, name: string) => {
     const file = statics.get(name);
@@ -49,22 +56,6 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   app.get("/static/:file", (c) => serveStatic(c, c.req.param("file")));
   // What browsers ask for unprompted (the pages link the same icon): SVG, as browsers read it.
   app.get("/favicon.ico", (c) => serveStatic(c, "favicon.svg"));
-
-  /** The signed-in session of the request, if any (its key still valid); looked up once per request. */
-  const sessionOf = async (c: Context<AppEnv>): Promise<Session | null> => {
-    const known = c.get("session");
-    if (known !== undefined) return known;
-    const token = getCookie(c, SESSION_COOKIE);
-    let session = token ? await sessions.get(token) : null;
-    if (session && !(await apiKeys.stillValid(session.keyId))) session = null;
-    c.set("session", session);
-    return session;
-  };
-
-  const html = (c: Context<AppEnv>, page: unknown, status: 200 | 401 | 403 | 404 | 429 | 503 = 200) => {
-    setPageHeaders(c);
-    return c.html(page as string, status);
-  };
 
   /** A 429 page for a refusal of the limits (its Retry-After with it). */
   const tooMany = (c: Context<AppEnv>, refusal: AppError, page: unknown) => {
@@ -91,60 +82,9 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     });
   }
 
-  /** A page that needs a session: signed-out visitors go to sign in, and come back after. */
-  const page =
-    (render: (c: Context<AppEnv>, session: Session, caller: Caller) => Promise<Response>) =>
-    async (c: Context<AppEnv>) => {
-      const session = await sessionOf(c);
-      if (!session) return c.redirect(`/?next=${encodeURIComponent(c.req.path)}`, 303);
-      const caller: Caller = {
-        accountId: session.accountId,
-        keyId: session.keyId,
-        keyPrefix: session.prefix,
-        scopes: session.scopes,
-      };
-      try {
-        return await render(c, session, caller);
-      } catch (error) {
-        if (!(error instanceof AppError) || error.code !== "not_found") throw error;
-        return html(c, <MessagePage session={session} title="Not found" message={error.message} />, 404);
-      }
-    };
-
-  // The operators' pages (app.ts mounts them after this): an admin's session only. Their
-  // requests that change something must come from Hearth's own pages (the Origin says so);
-  // the session cookie, SameSite=Lax, is not sent with another site's anyway.
-  app.use("/admin", adminGuard);
-  app.use("/admin/*", adminGuard);
-  async function adminGuard(c: Context<AppEnv>, next: () => Promise<void>) {
-    const session = await sessionOf(c);
-    if (!session) return c.redirect(`/?next=${encodeURIComponent(c.req.path)}`, 303);
-    if (!session.scopes.includes("admin")) {
-      const message = "These pages are for operators: sign in with a key that has the admin scope.";
-      return html(c, <MessagePage session={session} title="Admins only" message={message} />, 403);
-    }
-    const unsafe = !["GET", "HEAD", "OPTIONS"].includes(c.req.method);
-    if (unsafe && c.req.header("origin") !== new URL(c.req.url).origin) {
-      return html(
-        c,
-        <MessagePage session={session} title="Refused" message="That request did not come from Hearth's own pages." />,
-        403,
-      );
-    }
-    await next();
-  }
-
-  app.get("/admin", async (c) => {
-    const session = (await sessionOf(c))!; // the /admin/* guard let it through
-    const overview = await operationsOverview({
-      db: deps.db,
-      redis: deps.redis,
-      queues: deps.queues,
-      prefix: config.redisPrefix,
-      stuckAfterMs: config.reconcile.afterMs,
-    });
-    return html(c, <AdminPage session={session} overview={overview} />);
-  });
+  // The operators' pages (app.ts mounts the queue board after them), and the account's own.
+  adminPageRoutes(app, deps, kit);
+  accountPageRoutes(app, deps, kit);
 
   app.get("/", async (c) => {
     if (await sessionOf(c)) return c.redirect("/models", 303);
@@ -181,8 +121,7 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const token = getCookie(c, SESSION_COOKIE);
     const session = token ? await sessions.get(token) : null;
     if (session) {
-      const form = await c.req.parseBody();
-      if (!sameToken(typeof form.csrf === "string" ? form.csrf : undefined, session.csrf)) {
+      if (!kit.sameForm(await c.req.parseBody(), session)) {
         return html(
           c,
           <MessagePage session={session} title="Not signed out" message="The form was not Hearth's own." />,

@@ -10,15 +10,17 @@ import {
 } from "../key-view.js";
 
 /**
- * `hearth create key`, `hearth list keys`, `hearth revoke key`: an account's API keys, through
- * the server's admin endpoints (the signed-in key needs the admin scope).
+ * `hearth create key`, `hearth list keys`, `hearth revoke key`: an account's API keys. With an
+ * admin key, through the operators' endpoints (any account); else through the account's own
+ * (`/v1/accounts/<account>/api-keys`: a key with the models scope, which makes no key stronger
+ * than itself; docs/security.md).
  */
 export function registerKeyCommands({ create, list, revoke }: Verbs): void {
   examples(
     withKeyOptions(
       create
         .command("key")
-        .description("Create an API key for the account (printed once); needs a key with the admin scope")
+        .description("Create an API key for the account (printed once); with a models key, only scopes it has itself")
         .argument("[name]", "what the key is for", "default"),
     ).action(withContext(createKey)),
     [
@@ -43,10 +45,22 @@ export function registerKeyCommands({ create, list, revoke }: Verbs): void {
   );
 }
 
+/** The key endpoints the signed-in key may use: the operators' for an admin key, else its account's own. */
+async function keyEndpoints(ctx: CliContext) {
+  const client = ctx.client();
+  const admin = (await ctx.whoami()).scopes.includes("admin");
+  return {
+    issue: admin ? client.adminIssueKey : client.issueKey,
+    list: async (accountId: string) => (await (admin ? client.adminListKeys : client.listKeys)(accountId)).apiKeys,
+    revoke: (accountId: string, prefix: string) =>
+      admin ? client.adminRevokeKey(prefix) : client.revokeKey(accountId, prefix),
+  };
+}
+
 async function createKey(ctx: CliContext, name: string, options: KeyOptions) {
   // Checked before any request: a usage error costs nothing.
   const request = issueKeyRequest(name, options);
-  const issued = await ctx.client().adminIssueKey(await ctx.accountId(), request);
+  const issued = await (await keyEndpoints(ctx)).issue(await ctx.accountId(), request);
   ctx.out.result(
     { key: issued.key, ...issued.apiKey },
     () => issuedKeyLines(issued),
@@ -55,7 +69,7 @@ async function createKey(ctx: CliContext, name: string, options: KeyOptions) {
 }
 
 async function listKeys(ctx: CliContext) {
-  const { apiKeys } = await ctx.client().adminListKeys(await ctx.accountId());
+  const apiKeys = await (await keyEndpoints(ctx)).list(await ctx.accountId());
   ctx.out.result(
     apiKeys,
     () => keyTable(ctx.out, apiKeys),
@@ -64,7 +78,7 @@ async function listKeys(ctx: CliContext) {
 }
 
 async function revokeKey(ctx: CliContext, prefix: string) {
-  const key = await ctx.client().adminRevokeKey(prefix);
+  const key = await (await keyEndpoints(ctx)).revoke(await ctx.accountId(), prefix);
   ctx.out.result(
     key,
     () => revokedKeyLine(key),

@@ -42,8 +42,11 @@ export async function insertUsageRecords(
   });
 }
 
-/** What usage is summed by: the model asked for, the API key, or the day (UTC) it ended. */
-export type UsageGrouping = "model" | "key" | "day";
+/**
+ * What usage is summed by: the model asked for, the API key, the day (UTC) it ended, or the
+ * day and the model (the account page's chart).
+ */
+export type UsageGrouping = "model" | "key" | "day" | "day_model";
 
 export interface UsageTotals {
   requests: number;
@@ -56,7 +59,7 @@ export interface UsageTotals {
 }
 
 export interface UsageGroup extends UsageTotals {
-  /** The model's name, the key's ID, or the day as YYYY-MM-DD. */
+  /** The model's name, the key's ID, or the day as YYYY-MM-DD (by day, and by day and model). */
   group: string;
   /** The model the sums are of, and its base model (what prices are by). */
   model: string;
@@ -68,11 +71,12 @@ export interface UsageGroup extends UsageTotals {
  * together, one row per record or day with the time it counts at: a record's end, a rolled day's
  * start (UTC midnight), so that a rolled day counts whole in the period its start is in.
  */
-export function usageInPeriod(db: Db, accountId: string, range: { start: Date; end: Date }) {
+export function usageInPeriod(db: Db, accountId: string | undefined, range: { start: Date; end: Date }) {
   const [r, d] = [usageRecords, usageDaily];
   const records = db
     .select({
       at: sql<Date>`${r.endedAt}`.as("at"),
+      accountId: r.accountId,
       keyId: r.keyId,
       model: r.model,
       baseModelId: r.baseModelId,
@@ -85,10 +89,13 @@ export function usageInPeriod(db: Db, accountId: string, range: { start: Date; e
       imagePixels: r.imagePixels,
     })
     .from(r)
-    .where(and(eq(r.accountId, accountId), gte(r.endedAt, range.start), lt(r.endedAt, range.end)));
+    .where(
+      and(accountId ? eq(r.accountId, accountId) : undefined, gte(r.endedAt, range.start), lt(r.endedAt, range.end)),
+    );
   const days = db
     .select({
       at: sql<Date>`(${d.day}::timestamp at time zone 'UTC')`.as("at"),
+      accountId: d.accountId,
       keyId: d.keyId,
       model: d.model,
       baseModelId: d.baseModelId,
@@ -101,7 +108,13 @@ export function usageInPeriod(db: Db, accountId: string, range: { start: Date; e
       imagePixels: d.imagePixels,
     })
     .from(d)
-    .where(and(eq(d.accountId, accountId), gte(d.day, firstDayFrom(range.start)), lt(d.day, firstDayFrom(range.end))));
+    .where(
+      and(
+        accountId ? eq(d.accountId, accountId) : undefined,
+        gte(d.day, firstDayFrom(range.start)),
+        lt(d.day, firstDayFrom(range.end)),
+      ),
+    );
   return unionAll(records, days).as("usage");
 }
 
@@ -114,6 +127,8 @@ function firstDayFrom(at: Date): string {
 /**
  * An account's usage in [start, end) (usageInPeriod), summed by `groupBy` and model (so that
  * each sum has one price), in the group's order (model name, key ID, day), then the model's.
+ * Since every sum is by model too, `day_model` is the day's grouping: each row is a day and a
+ * model (and its base model).
  */
 export async function usageByGroup(
   db: Db,
@@ -127,29 +142,47 @@ export async function usageByGroup(
       ? sql<string>`${u.model}`
       : groupBy === "key"
         ? sql<string>`${u.keyId}`
-        : sql<string>`to_char(${u.at} at time zone 'UTC', 'YYYY-MM-DD')`;
-  const sum = (column: SQLWrapper) => sql<string>`coalesce(sum(${column}), 0)`;
+        : // "day" and "day_model"
+          sql<string>`to_char(${u.at} at time zone 'UTC', 'YYYY-MM-DD')`;
   const rows = await db
-    .select({
-      group,
-      model: u.model,
-      baseModelId: u.baseModelId,
-      requests: sum(u.requests),
-      promptTokens: sum(u.promptTokens),
-      cachedTokens: sum(u.cachedTokens),
-      completionTokens: sum(u.completionTokens),
-      images: sum(u.images),
-      imageSteps: sum(u.imageSteps),
-      imagePixels: sum(u.imagePixels),
-    })
+    .select({ group, model: u.model, baseModelId: u.baseModelId, ...sums(u) })
     .from(u)
     .groupBy(group, u.model, u.baseModelId)
     .orderBy(group, u.model, u.baseModelId);
-  // Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53.
-  return rows.map((r) => ({
-    group: r.group,
-    model: r.model,
-    baseModelId: r.baseModelId,
+  return rows.map((r) => ({ group: r.group, model: r.model, baseModelId: r.baseModelId, ...totalsOf(r) }));
+}
+
+/** Every account's usage in [start, end) (usageInPeriod), one sum per account that used any. */
+export async function usageByAccount(
+  db: Db,
+  range: { start: Date; end: Date },
+): Promise<(UsageTotals & { accountId: string })[]> {
+  const u = usageInPeriod(db, undefined, range);
+  const rows = await db
+    .select({ accountId: u.accountId, ...sums(u) })
+    .from(u)
+    .groupBy(u.accountId)
+    .orderBy(u.accountId);
+  return rows.map((r) => ({ accountId: r.accountId, ...totalsOf(r) }));
+}
+
+/** The sums of usageInPeriod's rows, each summed column by its name in UsageTotals. */
+function sums(u: ReturnType<typeof usageInPeriod>) {
+  const sum = (column: SQLWrapper) => sql<string>`coalesce(sum(${column}), 0)`;
+  return {
+    requests: sum(u.requests),
+    promptTokens: sum(u.promptTokens),
+    cachedTokens: sum(u.cachedTokens),
+    completionTokens: sum(u.completionTokens),
+    images: sum(u.images),
+    imageSteps: sum(u.imageSteps),
+    imagePixels: sum(u.imagePixels),
+  };
+}
+
+/** Sums come back as text (bigint and numeric): counts fit in a double exactly up to 2^53. */
+function totalsOf(r: Record<keyof UsageTotals, string>): UsageTotals {
+  return {
     requests: Number(r.requests),
     promptTokens: Number(r.promptTokens),
     cachedTokens: Number(r.cachedTokens),
@@ -157,7 +190,7 @@ export async function usageByGroup(
     images: Number(r.images),
     imageSteps: Number(r.imageSteps),
     imagePixels: Number(r.imagePixels),
-  }));
+  };
 }
 
 /**

@@ -3,15 +3,8 @@ import { ACCOUNT_ID_PATTERN } from "../../../domain/vocabulary.js";
 import { JSON_BODY_LIMIT } from "../errors.js";
 import { contractRoute, jsonContent, ok } from "../route.js";
 import { accountSchema } from "../management/resources.js";
-import {
-  allAccountsSchema,
-  apiKeyListSchema,
-  apiKeySchema,
-  createAccountBody,
-  issueKeyBody,
-  updateAccountBody,
-  issuedKeySchema,
-} from "./resources.js";
+import { apiKeyListSchema, apiKeySchema, issueKeyBody, issuedKeySchema } from "../management/api-key-resources.js";
+import { allAccountsSchema, createAccountBody, updateAccountBody } from "./resources.js";
 
 /** The operators' endpoints: accounts, their limits, and API keys. Keys with the admin scope only. */
 

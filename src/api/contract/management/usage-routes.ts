@@ -6,7 +6,7 @@ import { accountParams } from "./params.js";
 
 const tag = "Usage";
 
-export const USAGE_GROUPINGS = ["model", "key", "day"] as const;
+export const USAGE_GROUPINGS = ["model", "key", "day", "day_model"] as const;
 
 export const usageQuery = z.object({
   start: z.iso.datetime({ offset: true }).optional().openapi({
@@ -15,9 +15,14 @@ export const usageQuery = z.object({
   end: z.iso.datetime({ offset: true }).optional().openapi({
     description: "The period's end (RFC 3339), excluded; default now.",
   }),
-  groupBy: z.enum(USAGE_GROUPINGS).default("model").openapi({
-    description: "Sum by `model` (the name asked for), `key` (the API key's ID) or `day` (UTC). Default model.",
-  }),
+  groupBy: z
+    .enum(USAGE_GROUPINGS)
+    .default("model")
+    .openapi({
+      description:
+        "Sum by `model` (the name asked for), `key` (the API key's ID), `day` (UTC), or `day_model` (each day's " +
+        "models apart, the account page's chart). Default model.",
+    }),
 });
 
 const count = z.number().int().min(0);
@@ -45,7 +50,11 @@ export const usageReportSchema = z
     currency: z.string().nullable().openapi({ description: "The prices' currency (ISO 4217); null: no prices set." }),
     groups: z.array(
       z.strictObject({
-        group: z.string().openapi({ description: "The model's name, the key's ID, or the day (YYYY-MM-DD)." }),
+        group: z.string().openapi({
+          description: "The model's name, the key's ID, the day (YYYY-MM-DD), or by day_model `<day>/<model>`.",
+        }),
+        day: z.string().optional().openapi({ description: "By day_model: the day (YYYY-MM-DD, UTC)." }),
+        model: z.string().optional().openapi({ description: "By day_model: the model's name." }),
         ...totals,
       }),
     ),

@@ -81,6 +81,8 @@ export interface Config {
   /** How long a SIGTERMed worker, and API, let running work finish. */
   readonly drain: { readonly workerMs: number; readonly apiMs: number };
   readonly maxUploadBytes: number;
+  /** Batches (docs/batch.md): the largest input file, the most lines, and lines in flight per batch. */
+  readonly batch: { readonly maxFileBytes: number; readonly maxLines: number; readonly concurrency: number };
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
   /** Adapter-aware placement (HEARTH_PLACEMENT) and the longest a placed request waits for its worker. */
@@ -216,6 +218,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     reconcile: { intervalMs: r.HEARTH_RECONCILE_INTERVAL_MS, afterMs: r.HEARTH_RECONCILE_AFTER_MS },
     drain: { workerMs: r.HEARTH_WORKER_DRAIN_MS, apiMs: r.HEARTH_API_DRAIN_MS },
     maxUploadBytes: r.HEARTH_MAX_UPLOAD_BYTES,
+    batch: {
+      maxFileBytes: r.HEARTH_MAX_BATCH_FILE_BYTES,
+      maxLines: r.HEARTH_MAX_BATCH_LINES,
+      concurrency: r.HEARTH_BATCH_CONCURRENCY,
+    },
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,
     placement: { enabled: r.HEARTH_PLACEMENT, waitMs: r.HEARTH_PLACEMENT_WAIT_MS },

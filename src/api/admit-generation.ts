@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { noteEvents } from "./request-log.js";
 import type { RouteTicket } from "./services/admission.js";
+import { BATCH_PRIORITY_OFFSET } from "./batch-call.js";
 
 /**
  * A generation's admission (services/admission.ts) from a route: its tokens and in-flight slot
@@ -17,6 +18,7 @@ export async function admitGeneration(
   request: { requestId: string; model: string; estimatedTokens: number },
 ): Promise<RouteTicket> {
   const caller = c.get("caller");
+  const batchId = c.get("batchId");
   const ticket = await deps.admission.generation(caller, request.requestId, request.estimatedTokens);
   Object.assign(c.get("answerHeaders"), ticket.headers);
   const note = c.get("requestNote");
@@ -25,9 +27,10 @@ export async function admitGeneration(
     ...ticket,
     track: (events) => noteEvents(ticket.track(events), note),
     queueing: {
-      priority: ticket.priority,
+      // A batch's line waits behind every interactive request (batch-call.ts).
+      priority: ticket.priority + (batchId ? BATCH_PRIORITY_OFFSET : 0),
       onQueued: c.get("leaveIntake"),
-      meter: { accountId: caller.accountId, keyId: caller.keyId },
+      meter: { accountId: caller.accountId, keyId: caller.keyId, ...(batchId ? { batchId } : {}) },
     },
   };
 }

@@ -13,6 +13,8 @@ import type { AddonUploads } from "./services/addon-uploads.js";
 import type { AccountKeys } from "./services/account-keys.js";
 import type { Administration } from "./services/administration.js";
 import type { UsageReports } from "./services/usage-reports.js";
+import type { BatchFiles } from "./services/batch-files.js";
+import type { Batches } from "./services/batches.js";
 import type { Deployments } from "./services/deployments.js";
 import type { ModelCatalog } from "./services/model-catalog.js";
 import type { ModelDeletion } from "./services/model-deletion.js";
@@ -67,6 +69,9 @@ export interface ManagementServices {
   administration: Administration;
   keys: AccountKeys;
   usage: UsageReports;
+  /** The files and batches APIs (docs/batch.md). */
+  files: BatchFiles;
+  batches: Batches;
 }
 
 export interface AppEnv {
@@ -80,6 +85,8 @@ export interface AppEnv {
     requestNote: RequestNote;
     /** A web page's session, once looked up (null: signed out); web/web-routes.tsx. */
     session?: Session | null;
+    /** The batch this request is a line of, when the batch runner makes it (batch-call.ts). */
+    batchId?: string;
   };
 }
 

@@ -5,6 +5,8 @@ import type { AppDeps, AppEnv } from "./app-env.js";
 import { accountRoutes } from "./management/account-routes.js";
 import { apiKeyRoutes } from "./management/api-key-routes.js";
 import { usageRoutes } from "./management/usage-routes.js";
+import { filesRoutes } from "./openai/files.js";
+import { batchesRoutes } from "./openai/batches.js";
 import { lifecycleRoutes } from "./management/lifecycle-routes.js";
 import { modelRoutes } from "./management/model-routes.js";
 import { imageRoutes } from "./images/image-routes.js";
@@ -86,9 +88,16 @@ export function createApp(deps: AppDeps) {
     timeoutMs,
     tooLarge: `The request body is larger than ${deps.config.images.maxImageBytes} bytes (HEARTH_MAX_IMAGE_BYTES) and its fields.`,
   });
+  // A batch's input file, under its own limit (HEARTH_MAX_BATCH_FILE_BYTES) and a margin for the form.
+  const fileForm = readBody({
+    maxBytes: deps.config.batch.maxFileBytes + 64 * 1024,
+    timeoutMs,
+    tooLarge: `The file is larger than ${deps.config.batch.maxFileBytes} bytes (HEARTH_MAX_BATCH_FILE_BYTES).`,
+  });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).
   const body: MiddlewareHandler = (c, next) => {
     if (c.req.method === "PUT" && UPLOAD_PATH.test(c.req.path)) return next();
+    if (c.req.method === "POST" && c.req.path === "/v1/files") return fileForm(c, next);
     return IMAGE_UPLOAD_PATH.test(c.req.path) ? imageForm(c, next) : jsonBody(c, next);
   };
   for (const path of GENERATION_PATHS) app.use(path, intakeBeforeAuth(deps.intake, deps.apiKeys, body));
@@ -104,6 +113,8 @@ export function createApp(deps: AppDeps) {
     accountRoutes,
     apiKeyRoutes,
     usageRoutes,
+    filesRoutes,
+    batchesRoutes,
     modelRoutes,
     lifecycleRoutes,
     imageRoutes,

@@ -45,6 +45,11 @@ import { Reconciler } from "../control/reconciler.js";
 import { UsageMeter } from "../control/usage-meter.js";
 import { UsageRollup } from "../control/usage-rollup.js";
 import { UsageReports } from "./services/usage-reports.js";
+import { BatchFiles } from "./services/batch-files.js";
+import { Batches } from "./services/batches.js";
+import { readBatchInput } from "./services/batch-input.js";
+import { BatchRunner } from "../control/batch-runner.js";
+import { lineCaller } from "./batch-call.js";
 import { ChatTemplateCheck } from "./services/chat-template-check.js";
 import { ModelCatalog } from "./services/model-catalog.js";
 import { Deployments } from "./services/deployments.js";
@@ -139,9 +144,11 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const control = await ControlWorker.start(config, controlDeps);
   const reconciler = new Reconciler(controlDeps, lifecycleQueue, config.reconcile);
   reconciler.start();
+  // This process's name, as the usage log's consumer and as the runner of the batches it holds.
+  const processName = `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const usageMeter = new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
     prefix: config.redisPrefix,
-    consumer: `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    consumer: processName,
     onWritten: usageMetrics(metrics),
   });
   const usageRollup =
@@ -164,22 +171,16 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   });
   const catalog = new ModelCatalog(database.db, storage, modelChanges, new ChatTemplateCheck(templates), accountLimits);
   const deployments = new Deployments(database.db, catalog, lifecycleQueue, modelChanges, log.child("deployments"));
+  // Held while an upload's quota is checked again and its file takes its key (an S3 copy of
+  // up to 5 GiB at most), so a wait of a minute covers a few uploads finishing together.
+  const storedBytesLock = new RedisMutex(redis, config.redisPrefix, {
+    leaseMs: 30_000,
+    waitMs: 60_000,
+    timeoutMs: config.redisCommandTimeoutMs,
+  });
   const management = {
     catalog,
-    uploads: new AddonUploads(
-      database.db,
-      storage,
-      catalog,
-      config,
-      // Held while an upload's quota is checked again and its file takes its key (an S3 copy of
-      // up to 5 GiB at most), so a wait of a minute covers a few uploads finishing together.
-      new RedisMutex(redis, config.redisPrefix, {
-        leaseMs: 30_000,
-        waitMs: 60_000,
-        timeoutMs: config.redisCommandTimeoutMs,
-      }),
-      log,
-    ),
+    uploads: new AddonUploads(database.db, storage, catalog, config, storedBytesLock, log),
     deployments,
     deletion: new ModelDeletion(database.db, storage, catalog, deployments, modelChanges, log),
     administration: new Administration(database.db, config.limits, {
@@ -187,6 +188,8 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     }),
     keys: new AccountKeys(database.db, { keyRevoked: (keyId) => apiKeys.forget(keyId) }),
     usage: new UsageReports(database.db, config.prices, options.now),
+    files: new BatchFiles(database.db, storage, catalog, storedBytesLock, config.batch.maxFileBytes),
+    batches: new Batches(database.db),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {
     staleMs: config.limits.inFlightStaleMs,
@@ -227,6 +230,18 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     draining: () => draining,
   });
 
+  const batchRunner = new BatchRunner(
+    {
+      db: database.db,
+      storage,
+      log: log.child("batches"),
+      readInput: (text, endpoint) => readBatchInput(text, endpoint, config.batch.maxLines),
+      execute: lineCaller((request, env) => app.fetch(request, env)),
+    },
+    { runnerId: processName, concurrency: config.batch.concurrency },
+  );
+  batchRunner.start();
+
   let draining = false;
   const server = await new Promise<ServerType>((resolve) => {
     // A request's headers must be in within HEARTH_BODY_TIMEOUT_MS too (its body's deadline is
@@ -255,7 +270,9 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     intake,
     async close(graceMs = 5_000) {
       // Stop accepting: no new connection, and on the kept-alive ones a 503 that closes them
-      // (app.ts); give open requests a moment, then end them; then the connections.
+      // (app.ts); give open requests a moment, then end them; then the connections. Batches'
+      // lines stop first, and their batches are given back for another process to go on.
+      await batchRunner.close();
       draining = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const grace = setTimeout(() => {

@@ -67,6 +67,16 @@ export const limits = {
     default: "2147483648",
     description: "Largest adapter file one upload may store; larger ones get 413.",
   },
+  HEARTH_MAX_BATCH_FILE_BYTES: {
+    schema: int(1024, 2 ** 40),
+    default: String(200 * 1024 ** 2),
+    description: "Largest batch input file one upload may store (200 MiB, as OpenAI's); larger ones get 413.",
+  },
+  HEARTH_MAX_BATCH_LINES: {
+    schema: int(1, 10_000_000),
+    default: "50000",
+    description: "Most requests one batch may hold; a longer input file fails the batch at validation.",
+  },
   HEARTH_MAX_LORA_RANK: {
     schema: int(1, 4096),
     default: "64",

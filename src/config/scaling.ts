@@ -44,6 +44,12 @@ export const scaling = {
     default: "250",
     description: "The longest a placed request waits for its worker before it moves to its model's shared queue.",
   },
+  HEARTH_BATCH_CONCURRENCY: {
+    schema: int(1, 1024),
+    default: "8",
+    description:
+      "Requests of one batch an API process keeps queued or running at once (docs/batch.md); more fill idle workers faster.",
+  },
   HEARTH_MODEL_CACHE_TTL_MS: {
     schema: int(0, 600_000),
     default: "5000",

@@ -14,7 +14,12 @@ export type UsageOutcome = (typeof USAGE_OUTCOMES)[number];
 const count = z.number().int().min(0);
 
 /** Who a request's use is metered to: the account and the API key it came with. */
-export const usageMeterTagSchema = z.object({ accountId: z.string().min(1), keyId: z.string().min(1) });
+export const usageMeterTagSchema = z.object({
+  accountId: z.string().min(1),
+  keyId: z.string().min(1),
+  /** The batch the request is a line of (docs/batch.md). */
+  batchId: z.string().min(1).optional(),
+});
 export type UsageMeterTag = z.infer<typeof usageMeterTagSchema>;
 
 /** One request's use, as the worker that ran it reports it. Times are epoch milliseconds. */
@@ -23,6 +28,7 @@ export const usageRecordSchema = z
     requestId: z.string().min(1),
     accountId: z.string().min(1),
     keyId: z.string().min(1),
+    batchId: z.string().min(1).optional(),
     model: z.string().min(1),
     baseModelId: z.string().min(1),
     adapter: z.string().min(1).optional(),

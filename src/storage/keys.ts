@@ -10,5 +10,7 @@ export const storageKeys = {
   model: (accountId: string, modelId: string) => `models/${accountId}/${modelId}/`,
   /** Everything of an account's models (its storage quota counts their uploaded files). */
   accountModels: (accountId: string) => `models/${accountId}/`,
+  /** A file of the files API (a batch's input, output or errors); its quota counts them too (files table). */
+  accountFile: (accountId: string, fileId: string) => `files/${accountId}/${fileId}.jsonl`,
   adapterArtifact: (sha256: string) => `artifacts/lora/${sha256}.gguf`,
 };

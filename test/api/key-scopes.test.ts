@@ -40,7 +40,7 @@ describe("scoped keys", () => {
 
   it("declares a scope on every operation that changes or generates anything", () => {
     const count = (scope: ApiKeyScope) => scoped.filter((r) => r.scope === scope).length;
-    expect(count("inference")).toBe(8); // completions, chat, embeddings, streams, 3 image endpoints, OpenAI's images
+    expect(count("inference")).toBe(17); // completions, chat, embeddings, streams, 3 image endpoints, OpenAI's images; files: 5; batches: 4
     expect(count("models")).toBe(11); // models, files, lifecycle: 8; the account's API keys: 3
     expect(count("admin")).toBe(6);
   });

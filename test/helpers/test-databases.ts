@@ -128,7 +128,7 @@ export function useTestDatabase(
 /** Empties every Hearth table (between tests sharing one database). */
 export async function truncateAllTables(db: Db): Promise<void> {
   await db.execute(
-    sql`truncate table usage_records, usage_daily, usage_rollup, deployment_events, deployments, models, api_keys, accounts cascade`,
+    sql`truncate table batch_results, batches, files, usage_records, usage_daily, usage_rollup, deployment_events, deployments, models, api_keys, accounts cascade`,
   );
 }
 

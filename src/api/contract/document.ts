@@ -1,5 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import * as admin from "./admin/routes.js";
+import * as batches from "./batch/batches-routes.js";
+import * as files from "./batch/files-routes.js";
 import { errorSchema } from "./errors.js";
 import * as images from "./images/routes.js";
 import * as accounts from "./management/account-routes.js";
@@ -33,6 +35,15 @@ export const contractRoutes: ContractRoute[] = [
   apiKeys.revokeApiKeyRoute,
   usage.getUsageRoute,
   usage.exportUsageRoute,
+  files.uploadFileRoute,
+  files.listFilesRoute,
+  files.getFileRoute,
+  files.fileContentRoute,
+  files.deleteFileRoute,
+  batches.createBatchRoute,
+  batches.getBatchRoute,
+  batches.listBatchesRoute,
+  batches.cancelBatchRoute,
   models.createModelRoute,
   models.listModelsRoute,
   models.getModelRoute,

@@ -12,6 +12,7 @@ import type { TrustedProxies } from "../../proxy-trust.js";
 import { clientAddress } from "../client-address.js";
 import type { Admission } from "../services/admission.js";
 import type { CredentialChecks } from "../services/credential-checks.js";
+import { batchCallOf } from "../batch-call.js";
 
 /**
  * Who calls: `Authorization: Bearer <API key>`, or a web page's session (its cookie).
@@ -34,7 +35,14 @@ export function requireApiKey(deps: {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header("authorization");
     let key: AuthenticatedKey | null;
-    if (header !== undefined || getCookie(c, SESSION_COOKIE) === undefined) {
+    const batch = batchCallOf(c);
+    if (batch) {
+      key = await apiKeys.stillValid(batch.keyId);
+      if (!key) {
+        throw new AppError("unauthorized", "The API key that created this batch was revoked or has expired.");
+      }
+      c.set("batchId", batch.batchId);
+    } else if (header !== undefined || getCookie(c, SESSION_COOKIE) === undefined) {
       const presented = bearerToken(header);
       if (presented === undefined) {
         throw new AppError("unauthorized", "Missing API key: send it as `Authorization: Bearer <API key>`.");

@@ -5,6 +5,7 @@ import type { Model } from "../../db/schema/models.js";
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { RedisMutex } from "../../redis/redis-mutex.js";
+import { StoredBytes } from "./stored-bytes.js";
 import {
   checkAddonFileName,
   readAddonManifest,
@@ -28,8 +29,6 @@ export interface UploadOptions {
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 
-const UPLOADS_BUSY = "Other uploads of this account are being stored; please retry.";
-
 /**
  * Uploading an addon's files and validating them. A file is stored whole or not at
  * all; validation checks everything against the base model before any worker sees it
@@ -41,9 +40,13 @@ export class AddonUploads {
     private readonly storage: BlobStore,
     private readonly catalog: ModelCatalog,
     private readonly config: Pick<Config, "maxUploadBytes" | "maxLoraRank">,
-    private readonly commitLock: RedisMutex,
+    commitLock: RedisMutex,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.quota = new StoredBytes(db, storage, catalog, commitLock);
+  }
+
+  private readonly quota: StoredBytes;
 
   async putFile(
     caller: Caller,
@@ -60,7 +63,8 @@ export class AddonUploads {
       });
     }
     const key = storageKeys.modelFile(accountId, modelId, fileName);
-    let limit = await this.sizeLimit(accountId, key);
+    const perFile = this.config.maxUploadBytes;
+    const limit = await this.quota.room(accountId, key, perFile);
     if (options.contentLength !== undefined && options.contentLength > limit.bytes) {
       throw new AppError(
         "payload_too_large",
@@ -69,14 +73,8 @@ export class AddonUploads {
     }
     if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
     // The limit above cuts the stream early; other uploads of the account may have been stored
-    // since, so the file takes its key only once the quota is checked again, under the account's
-    // lock, which every API process's uploads of the account take for that step.
-    const guardCommit = (size: number, commit: () => Promise<void>) =>
-      this.commitLock.run(`stored-bytes:${accountId}`, UPLOADS_BUSY, async () => {
-        limit = await this.sizeLimit(accountId, key);
-        if (size > limit.bytes) throw new AppError("payload_too_large", `${key} is larger than ${limit.bytes} bytes.`);
-        await commit();
-      });
+    // since, so the file takes its key only once the quota is checked again (StoredBytes.guard).
+    const guardCommit = this.quota.guard(accountId, key, perFile);
     const info = await this.storage
       .put(key, body, { maxBytes: limit.bytes, expectedSha256: options.sha256, guardCommit })
       .catch((cause: unknown) => {
@@ -84,30 +82,6 @@ export class AddonUploads {
       });
     await this.reopen(model);
     return { ...info, fileName };
-  }
-
-  /**
-   * The most bytes this file may have: the per-file limit, or what is left of the account's
-   * storage quota (its other uploaded files count; the one being replaced does not), and how to
-   * say which.
-   */
-  private async sizeLimit(accountId: string, key: string): Promise<{ bytes: number; what: string }> {
-    const perFile = this.config.maxUploadBytes;
-    const { maxStoredBytes } = await this.catalog.limits.of(accountId);
-    // The files' sizes are asked for together: with S3, one HEAD each, and this runs under the
-    // account's lock when a file is stored.
-    const others = (await this.storage.list(storageKeys.accountModels(accountId))).filter(
-      (stored) => stored !== key && stored.includes("/files/"),
-    );
-    const sizes = await Promise.all(others.map(async (stored) => (await this.storage.stat(stored))?.size ?? 0));
-    const used = sizes.reduce((sum, size) => sum + size, 0);
-    const left = Math.max(0, maxStoredBytes - used);
-    return left < perFile
-      ? {
-          bytes: left,
-          what: `the ${left} bytes left of account "${accountId}"'s storage quota (${maxStoredBytes} bytes, ${used} in use): delete files or models, or ask an admin for more`,
-        }
-      : { bytes: perFile, what: `${perFile} bytes, the most one file may have` };
   }
 
   /** Removes an uploaded file (e.g. one of the wrong form); a missing file is fine. */

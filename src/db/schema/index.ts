@@ -4,3 +4,4 @@ export * from "./models.js";
 export * from "./deployments.js";
 export * from "./installation.js";
 export * from "./usage.js";
+export * from "./batches.js";

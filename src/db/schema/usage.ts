@@ -20,6 +20,8 @@ export const usageRecords = pgTable(
     baseModelId: text("base_model_id").notNull(),
     /** The adapter's artifact (content-hash storage key), for an adapter's request. */
     adapter: text("adapter"),
+    /** The batch the request was a line of (docs/batch.md); null for an interactive request. */
+    batchId: text("batch_id"),
     kind: text("kind").$type<UsageKind>().notNull(),
     promptTokens: integer("prompt_tokens").notNull(),
     cachedTokens: integer("cached_tokens").notNull(),

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { batches } from "../../src/db/schema/batches.js";
 import { usageRecords } from "../../src/db/schema/usage.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
@@ -156,6 +157,25 @@ describe("batches", () => {
     // Its input can go now that it has ended (while it ran, that was a conflict).
     await client.files.delete(file.id);
     await expect(client.files.retrieve(file.id)).rejects.toMatchObject({ status: 404 });
+  }, 90_000);
+
+  it("expires a batch whose window passes while it runs: what ran is kept, the rest listed as expired", async () => {
+    const prompts = Array.from({ length: 40 }, (_, i) => `Line ${i} of a batch that runs out of time`);
+    const file = await upload(chatLines(prompts, 300));
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "1h" as "24h", // the SDK types only OpenAI's window; Hearth takes 1h to 7d
+    });
+    await ended(created.id, "in_progress", 30_000);
+    // The hour is up (the runner reads the window from the batch's row as it renews its lease).
+    await hearth.api.database.db.update(batches).set({ expiresAt: new Date() }).where(eq(batches.id, created.id));
+    const batch = await ended(created.id, "expired", 30_000);
+    expect(batch.expired_at).toBeTypeOf("number");
+    const errors = await linesOf(batch.error_file_id!);
+    const unrun = errors.filter((l) => l.error?.code === "batch_expired");
+    expect(unrun.length).toBeGreaterThan(0);
+    expect(unrun.length + batch.request_counts!.completed + batch.request_counts!.failed).toBe(40);
   }, 90_000);
 
   it("shows an account only its own files and batches, and refuses files that are not a batch's input", async () => {

@@ -11,9 +11,9 @@ import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js"
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { UsageMeterTag } from "../domain/usage.js";
 import type { ReplyHub } from "./reply-hub.js";
-import { RelayedUsage, type Metering } from "./relayed-usage.js";
-import { usageSubjectOf } from "./usage-log.js";
-import { ORPHAN_GRACE_MS, publishCancel, routeKey, type SequencedEvent } from "./stream.js";
+import { meteringOf, RelayedUsage, type Metering } from "./relayed-usage.js";
+import { routeKey, type SequencedEvent } from "./stream.js";
+import { Withdrawals } from "./withdrawals.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo" | "logTtlMs">;
@@ -73,6 +73,7 @@ export class InferenceClient {
   private readonly lanes: QueueLanes;
   /** Resumable requests' event logs. */
   private readonly logs: RequestLogs;
+  private readonly withdrawals: Withdrawals;
 
   constructor(
     private readonly redis: RedisClient,
@@ -83,6 +84,7 @@ export class InferenceClient {
     this.liveness = new JobLiveness(redis, options);
     this.lanes = new QueueLanes(redis, queues, options);
     this.logs = new RequestLogs(redis, options);
+    this.withdrawals = new Withdrawals(redis, hub, options.redisPrefix);
   }
 
   run(
@@ -308,39 +310,10 @@ export class InferenceClient {
       inbox.close();
       if (progress.workerLost) void relayed.workerDied(this.redis, this.options.redisPrefix, this.options.log);
       if (!finished) {
-        if (f.resumable && signal.aborted) this.releaseLater(f);
-        else await this.withdraw(f);
+        if (f.resumable && signal.aborted) this.withdrawals.later(f);
+        else await this.withdrawals.now(f);
       }
     }
-  }
-
-  /**
-   * The client left a resumable request: a client may resume it (here or on another API
-   * process) within ORPHAN_GRACE_MS; after that, unless one did, it is withdrawn.
-   */
-  private releaseLater(f: Following): void {
-    setTimeout(() => void this.withdraw(f), ORPHAN_GRACE_MS).unref();
-  }
-
-  /**
-   * The caller went away or the stream failed: take the job back or cancel it. A resumable
-   * request that someone now reads (a newer connection here, or another API process holds
-   * its route) is left alone.
-   */
-  private async withdraw(f: Following): Promise<void> {
-    const { requestId, queue } = f;
-    if (f.resumable) {
-      if (this.hub.isOpen(requestId)) return;
-      const route = await this.redis.get(routeKey(this.options.redisPrefix, requestId)).catch(() => null);
-      if (route !== null && route !== this.hub.channel) return;
-    }
-    const removed = await queue.remove(requestId).then(
-      (n) => n === 1,
-      () => false,
-    );
-    // With Redis unreachable the cancel cannot go out either; the request has already ended
-    // for its caller, and the worker stops the job once it finds nobody listening (stream.ts).
-    if (!removed) await publishCancel(this.redis, this.options.redisPrefix, requestId).catch(() => {});
   }
 
   /** Runs a Redis command; a connection that is down or does not answer in time becomes a 503. */
@@ -350,9 +323,3 @@ export class InferenceClient {
 }
 
 const meterOf = ({ meter }: Queueing) => (meter ? { meter } : {});
-
-/** A metered request of text: its worker's death leaves its record to the API (relayed-usage.ts). */
-function meteringOf(payload: InferencePayload | ImagePayload): Metering | undefined {
-  const subject = "kind" in payload ? usageSubjectOf(payload) : undefined;
-  return subject && { subject, streamed: !("streamed" in payload && payload.streamed === false) };
-}

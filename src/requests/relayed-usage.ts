@@ -1,7 +1,8 @@
 import type { Logger } from "../logger.js";
 import type { RedisClient } from "../redis/connection.js";
 import { type SequencedEvent, type Usage, usageSoFar } from "./stream.js";
-import { appendUsageOrLog, cutShortRecord, type UsageSubject } from "./usage-log.js";
+import type { ImagePayload, InferencePayload } from "../jobs/jobs.js";
+import { appendUsageOrLog, cutShortRecord, type UsageSubject, usageSubjectOf } from "./usage-log.js";
 
 /** Who a followed request's use is metered to, and whether its client reads a stream. */
 export interface Metering {
@@ -46,4 +47,10 @@ export class RelayedUsage {
       log,
     );
   }
+}
+
+/** A metered request of text: its worker's death leaves its record to the API. */
+export function meteringOf(payload: InferencePayload | ImagePayload): Metering | undefined {
+  const subject = "kind" in payload ? usageSubjectOf(payload) : undefined;
+  return subject && { subject, streamed: !("streamed" in payload && payload.streamed === false) };
 }

@@ -24,6 +24,9 @@ export type BatchStatus = (typeof BATCH_STATUSES)[number];
 /** The states a runner still has work in (control/batch-runner.ts). */
 export const OPEN_BATCH_STATUSES: readonly BatchStatus[] = ["validating", "in_progress", "finalizing", "cancelling"];
 
+/** The states a cancel moves to `cancelling` (the others have ended, or are ending already). */
+export const CANCELLABLE_BATCH_STATUSES: readonly BatchStatus[] = ["validating", "in_progress", "finalizing"];
+
 /** What a file is for: a batch's input, or a batch's output or errors (Hearth writes those). */
 export const FILE_PURPOSES = ["batch", "batch_output"] as const;
 export type FilePurpose = (typeof FILE_PURPOSES)[number];

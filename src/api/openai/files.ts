@@ -9,6 +9,7 @@ import {
   uploadFileForm,
   uploadFileRoute,
 } from "../contract/batch/files-routes.js";
+import { downloadHeaders } from "../file-download.js";
 import { parseForm } from "../middleware/parse-body.js";
 import { mountRoute } from "../mount-route.js";
 import { fileObject } from "../services/batch-files.js";
@@ -42,13 +43,7 @@ export function filesRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
   );
   mountRoute(app, fileContentRoute, async (c, { params }) => {
     const { file, body } = await files.content(c.get("caller"), params.file_id!);
-    const answer = new Response(Readable.toWeb(body) as ReadableStream, {
-      headers: {
-        "content-type": "application/octet-stream",
-        "content-length": String(file.bytes),
-        "content-disposition": `attachment; filename="${file.filename.replace(/["\\\r\n]/g, "_")}"`,
-      },
-    });
+    const answer = new Response(Readable.toWeb(body) as ReadableStream, { headers: downloadHeaders(file) });
     return answer as never;
   });
   mountRoute(app, deleteFileRoute, async (c, { params }) => {

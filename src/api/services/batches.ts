@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Caller } from "../../domain/caller.js";
 import type { Db } from "../../db/client.js";
-import { cancelBatch, getBatch, insertBatch, listBatches } from "../../db/queries/batches.js";
+import {
+  cancelBatch,
+  getBatch,
+  insertBatch,
+  listBatches,
+  recentBatches,
+  unrunBatches,
+} from "../../db/queries/batches.js";
 import { getFile } from "../../db/queries/files.js";
 import type { BatchRow } from "../../db/schema/batches.js";
 import { type BatchEndpoint, windowMs } from "../../domain/batch.js";
@@ -19,7 +26,7 @@ export interface NewBatch {
 /**
  * The batches API (docs/batch.md): a batch is a row that the batch runners of the API processes
  * (control/batch-runner.ts) take, validate, run line by line and finalize; this service creates,
- * reads and cancels them for their account.
+ * reads and cancels them for their account, and shows any account's to the operators.
  */
 export class Batches {
   constructor(private readonly db: Db) {}
@@ -74,6 +81,16 @@ export class Batches {
     const row = await cancelBatch(this.db, caller.accountId, id);
     if (!row) throw new AppError("not_found", `There is no batch ${id}.`, { param: "batch_id" });
     return row;
+  }
+
+  /** For the operators (the console): the newest `limit` batches of every account, or of one. */
+  async recent(limit: number, accountId?: string): Promise<BatchRow[]> {
+    return accountId === undefined ? recentBatches(this.db, limit) : listBatches(this.db, accountId, { limit });
+  }
+
+  /** For the operators: how many batches have not ended yet no runner holds (none took them, or theirs died). */
+  async unrun(): Promise<number> {
+    return unrunBatches(this.db);
   }
 }
 

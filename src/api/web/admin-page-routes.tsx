@@ -8,6 +8,9 @@ import type { PageKit } from "./page-kit.js";
 import { MessagePage } from "./pages.js";
 import { dailyPeriod, DEFAULT_PERIOD, periodDays } from "./usage-section.js";
 
+/** The newest batches the console shows, of every account on /admin, of one on its page. */
+const CONSOLE_BATCHES = 20;
+
 /**
  * The operators' pages (app.ts mounts the queue board after them): an admin's session only.
  * Their requests that change something must come from Hearth's own pages (the Origin says so)
@@ -42,7 +45,7 @@ export function adminPageRoutes(app: Hono<AppEnv>, deps: AppDeps, kit: PageKit) 
     "/admin",
     page(async (c, session, caller) => {
       const { start, end } = dailyPeriod(DEFAULT_PERIOD, Date.now());
-      const [overview, accounts, totals] = await Promise.all([
+      const [overview, accounts, totals, batches, unrun] = await Promise.all([
         operationsOverview({
           db: deps.db,
           redis: deps.redis,
@@ -52,9 +55,20 @@ export function adminPageRoutes(app: Hono<AppEnv>, deps: AppDeps, kit: PageKit) 
         }),
         management.administration.accounts(),
         management.usage.byAccount(caller, { start: new Date(start), end: new Date(end) }),
+        management.batches.recent(CONSOLE_BATCHES),
+        management.batches.unrun(),
       ]);
       const rows = accounts.map((account) => ({ account, totals: totals.get(account.accountId) }));
-      return html(c, <AdminPage session={session} overview={overview} accounts={rows} days={DEFAULT_PERIOD} />);
+      return html(
+        c,
+        <AdminPage
+          session={session}
+          overview={overview}
+          accounts={rows}
+          days={DEFAULT_PERIOD}
+          batches={{ recent: batches, unrun, now: Date.now() }}
+        />,
+      );
     }),
   );
 
@@ -64,11 +78,15 @@ export function adminPageRoutes(app: Hono<AppEnv>, deps: AppDeps, kit: PageKit) 
       const accountId = c.req.param("account")!;
       const now = Date.now();
       const days = periodDays(c.req.query("days"));
-      const [usage, keys] = await Promise.all([
+      const [usage, keys, batches] = await Promise.all([
         management.usage.report(caller, accountId, { ...dailyPeriod(days, now), groupBy: "day_model" }),
         management.keys.list(accountId),
+        management.batches.recent(CONSOLE_BATCHES, accountId),
       ]);
-      return html(c, <AdminAccountPage session={session} usage={usage} keys={keys} days={days} now={now} />);
+      return html(
+        c,
+        <AdminAccountPage session={session} usage={usage} keys={keys} batches={batches} days={days} now={now} />,
+      );
     }),
   );
 

@@ -1,18 +1,22 @@
 import type { Session } from "../../auth/sessions.js";
+import type { BatchRow } from "../../db/schema/batches.js";
 import type { UsageTotals } from "../../db/queries/usage.js";
 import type { AccountResource } from "../contract/management/resources.js";
 import type { Overview } from "../services/operations-overview.js";
+import { BatchTable } from "./batch-views.js";
 import { Layout } from "./layout.js";
 import { Table } from "./table.js";
 import { number } from "./usage-section.js";
 
-/** `/admin`: what a running Hearth is doing, for its operators, and its accounts' recent usage. */
+/** `/admin`: what a running Hearth is doing, for its operators, its newest batches, and its accounts' recent usage. */
 export function AdminPage(props: {
   session: Session;
   overview: Overview;
   /** Every account, with its usage over the last `days` days (none: it used nothing). */
   accounts: { account: AccountResource; totals?: UsageTotals }[];
   days: number;
+  /** Every account's newest batches, and how many open ones no runner holds. */
+  batches: { recent: BatchRow[]; unrun: number; now: number };
 }) {
   const { workers, deployments, queues } = props.overview;
   return (
@@ -79,6 +83,20 @@ export function AdminPage(props: {
             q.delayed,
             q.failed,
           ])}
+        />
+      </section>
+      <section aria-labelledby="batches-title">
+        <h2 id="batches-title">Batches</h2>
+        <p class={props.batches.unrun > 0 ? "notice" : "muted small"} role="status">
+          {props.batches.unrun === 1 ? "1 open batch" : `${props.batches.unrun} open batches`} nobody runs (no API
+          process took {props.batches.unrun === 1 ? "it" : "them"} yet, or the one that did stopped renewing its lease).
+        </p>
+        <BatchTable
+          batches={props.batches.recent}
+          operators
+          withAccount
+          now={props.batches.now}
+          caption="The newest, of every account"
         />
       </section>
       <section aria-labelledby="accounts-title">

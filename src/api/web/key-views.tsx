@@ -1,6 +1,7 @@
 import type { Session } from "../../auth/sessions.js";
 import type { ApiKeyResource, IssuedApiKey } from "../contract/management/api-key-resources.js";
 import { Layout } from "./layout.js";
+import { when } from "./page-time.js";
 import { Table } from "./table.js";
 
 /** The expiries the create form offers, in days. */
@@ -148,9 +149,4 @@ function keyStatus(k: ApiKeyResource, now: number): "active" | "revoked" | "expi
   if (k.revokeTime !== null) return "revoked";
   if (k.expireTime !== null && Date.parse(k.expireTime) <= now) return "expired";
   return "active";
-}
-
-/** An RFC 3339 time as the pages show it (minutes, UTC); null stays null. */
-function when(time: string | null): string | null {
-  return time === null ? null : `${time.slice(0, 16).replace("T", " ")} UTC`;
 }

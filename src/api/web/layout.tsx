@@ -28,6 +28,7 @@ export function Layout(props: { title: string; session?: Session; children: Chil
             {session && (
               <nav aria-label="Main">
                 <a href="/models">Models</a>
+                {session.scopes.includes("inference") && <a href="/batches">Batches</a>}
                 <a href="/account">Account</a>
                 {session.scopes.includes("admin") && <a href="/admin">Operations</a>}
                 <span class="who">

@@ -11,12 +11,14 @@ import { clientAddress, overTls } from "../client-address.js";
 import { setAssetHeaders } from "../middleware/security-headers.js";
 import { accountPageRoutes } from "./account-routes.js";
 import { adminPageRoutes } from "./admin-page-routes.js";
+import { batchPageRoutes } from "./batch-routes.js";
 import { pageKit } from "./page-kit.js";
 import { MessagePage, ModelPage, ModelsPage, SignInPage } from "./pages.js";
 
 const STATIC_FILES: Record<string, string> = {
   "style.css": "text/css; charset=utf-8",
   "playground.js": "text/javascript; charset=utf-8",
+  "batches.js": "text/javascript; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 };
 const staticDir = new URL("./static/", import.meta.url);
@@ -33,6 +35,9 @@ const PAGE_PATHS = [
   "/accounts/*",
   "/account",
   "/account/*",
+  "/batches",
+  "/batches/*",
+  "/files/*",
   "/admin",
   "/admin/*",
 ];
@@ -40,7 +45,7 @@ const PAGE_PATHS = [
 /**
  * The web pages (server-rendered with hono/jsx): sign in with an API key, the account's
  * models, a page per model with a playground that streams from Hearth's own endpoints, the
- * account's usage and keys, and the operators' pages. docs/web.md says how sessions and CSRF work.
+ * account's usage and keys, its batches, and the operators' pages. docs/web.md says how sessions and CSRF work.
  */
 export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   const { sessions, credentials, management, config } = deps;
@@ -85,6 +90,7 @@ export function webRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   // The operators' pages (app.ts mounts the queue board after them), and the account's own.
   adminPageRoutes(app, deps, kit);
   accountPageRoutes(app, deps, kit);
+  batchPageRoutes(app, deps, kit);
 
   app.get("/", async (c) => {
     if (await sessionOf(c)) return c.redirect("/models", 303);

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../client.js";
 import { batches, batchResults, type BatchResultRow, type BatchRow } from "../schema/batches.js";
-import { OPEN_BATCH_STATUSES, type BatchStatus } from "../../domain/batch.js";
+import { CANCELLABLE_BATCH_STATUSES, OPEN_BATCH_STATUSES, type BatchStatus } from "../../domain/batch.js";
 
 export async function insertBatch(db: Db, batch: typeof batches.$inferInsert): Promise<BatchRow> {
   const [row] = await db.insert(batches).values(batch).returning();
@@ -138,7 +138,7 @@ export async function cancelBatch(db: Db, accountId: string, id: string): Promis
       and(
         eq(batches.id, id),
         eq(batches.accountId, accountId),
-        inArray(batches.status, ["validating", "in_progress", "finalizing"]),
+        inArray(batches.status, [...CANCELLABLE_BATCH_STATUSES]),
       ),
     )
     .returning();

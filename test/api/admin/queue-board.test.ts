@@ -84,7 +84,12 @@ describe("the queue board's headers", () => {
     const assets = [...page.matchAll(/(?:src|href)="(static\/[^"]+)"/g)].map((m) => m[1]!);
     expect(assets.some((a) => a.endsWith(".js"))).toBe(true);
     expect(assets.some((a) => a.endsWith(".css"))).toBe(true);
-    for (const asset of [...assets.map((a) => `/admin/queues/${a}`), "/static/style.css", "/static/playground.js"]) {
+    for (const asset of [
+      ...assets.map((a) => `/admin/queues/${a}`),
+      "/static/style.css",
+      "/static/playground.js",
+      "/static/batches.js",
+    ]) {
       const res = await get(asset);
       expect(res.status, asset).toBe(200);
       expect(res.headers.get("x-content-type-options"), asset).toBe("nosniff");

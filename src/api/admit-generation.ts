@@ -8,7 +8,7 @@ import type { RouteTicket } from "./services/admission.js";
  * counted for the caller's account, the x-ratelimit-* headers set on the answer. The route
  * passes its events through `ticket.track` and queues with `ticket.queueing`: its priority, and
  * the intake gate (middleware/intake.ts) left once the job is queued, and the caller its usage is
- * metered to (docs/usage.md). Its model, and the tokens
+ * metered to (docs/usage.md; none with HEARTH_USAGE_METERING off). Its model, and the tokens
  * its events report, go on the request's log line (request-log.ts).
  */
 export async function admitGeneration(
@@ -27,7 +27,8 @@ export async function admitGeneration(
     queueing: {
       priority: ticket.priority,
       onQueued: c.get("leaveIntake"),
-      meter: { accountId: caller.accountId, keyId: caller.keyId },
+      // With metering off, a tagged job's record would wait in the log for a meter that never runs.
+      ...(deps.config.usageMetering ? { meter: { accountId: caller.accountId, keyId: caller.keyId } } : {}),
     },
   };
 }

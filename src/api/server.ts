@@ -136,11 +136,13 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   const control = await ControlWorker.start(config, controlDeps);
   const reconciler = new Reconciler(controlDeps, lifecycleQueue, config.reconcile);
   reconciler.start();
-  const usageMeter = new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
-    prefix: config.redisPrefix,
-    consumer: `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-    onWritten: usageMetrics(metrics),
-  });
+  const usageMeter = config.usageMetering
+    ? new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
+        prefix: config.redisPrefix,
+        consumer: `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+        onWritten: usageMetrics(metrics),
+      })
+    : undefined;
   // Users' chat templates are checked in threads; the sandbox starts its threads on first use.
   const templates = new TemplateSandbox(config.templates);
   templates.quarantine.share(
@@ -257,7 +259,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       inFlight.close();
       await reconciler.close();
       await control.close();
-      await usageMeter.close();
+      await usageMeter?.close();
       await templates.close();
       await queues.close();
       redis.disconnect();

@@ -3,7 +3,7 @@ import { bool, optionalString, parsedBy } from "./schemas.js";
 import { parsePrices } from "./prices.js";
 import type { VariableSpec } from "./spec.js";
 
-/** The rest of running Hearth: logs, the demo models, prices, the CLI offered for `hearth upgrade`. */
+/** The rest of running Hearth: logs, the demo models, usage metering, prices, the CLI for `hearth upgrade`. */
 export const operations = {
   HEARTH_LOG_LEVEL: {
     schema: z.enum(["debug", "info", "warn", "error"]),
@@ -14,6 +14,11 @@ export const operations = {
     schema: bool,
     default: "true",
     description: "Build the demo models (hearth-tiny and its example LoRA) into the model directory when absent.",
+  },
+  HEARTH_USAGE_METERING: {
+    schema: bool,
+    default: "true",
+    description: "Usage metering (docs/usage.md): a record per request in the database. false: none are made.",
   },
   HEARTH_PRICES: {
     schema: optionalString.pipe(parsedBy(parsePrices).optional()),

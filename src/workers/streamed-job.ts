@@ -33,6 +33,8 @@ export interface StreamedJobDeps {
   publisher: RedisClient;
   /** Hearth's Redis prefix, for the job's lease. */
   prefix: string;
+  /** Append each job's usage record to the usage log (HEARTH_USAGE_METERING). */
+  usageMetering: boolean;
   cancellations: Cancellations;
   /** "job-started" ({requestId}) and "job-finished" (JobFinished), for tests and metrics. */
   events: EventEmitter;
@@ -99,7 +101,7 @@ export async function runStreamedJob<T>(
   } finally {
     deps.cancellations.finish(requestId);
     const outcome = done && !cutShort(done) ? "finished" : signal.aborted ? "cancelled" : "failed";
-    await meter(deps, usageRecordOf(payload, done, outcome, startedAt, Date.now()));
+    if (deps.usageMetering) await meter(deps, usageRecordOf(payload, done, outcome, startedAt, Date.now()));
     await reply.drained();
     await lease.release();
   }

@@ -119,6 +119,8 @@ export interface Config {
   };
   /** HEARTH_CLI_TARBALL: the CLI tarball served to `hearth upgrade`; unset, the server packs its own. */
   readonly cliTarball: string | undefined;
+  /** HEARTH_USAGE_METERING: workers append a usage record per request and API processes run the meter. */
+  readonly usageMetering: boolean;
   /** HEARTH_PRICES: what the operator charges per model (usage reports show costs); null, counts only. */
   readonly prices: Prices | null;
   /** HEARTH_USAGE_RETENTION_DAYS: usage records older than this roll up into daily totals; null, kept forever. */
@@ -248,6 +250,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStoredBytes: r.HEARTH_ACCOUNT_MAX_STORED_BYTES,
     },
     cliTarball: r.HEARTH_CLI_TARBALL === undefined ? undefined : path.resolve(r.HEARTH_CLI_TARBALL),
+    usageMetering: r.HEARTH_USAGE_METERING,
     prices: r.HEARTH_PRICES ?? null,
     usageRetentionDays: r.HEARTH_USAGE_RETENTION_DAYS === 0 ? null : r.HEARTH_USAGE_RETENTION_DAYS,
     templates: {

@@ -108,6 +108,12 @@ describe("config", () => {
       expect(() => loadConfig({ HEARTH_USAGE_RETENTION_DAYS: bad }), bad).toThrow(/HEARTH_USAGE_RETENTION_DAYS/);
     }
   });
+  it("meters usage unless HEARTH_USAGE_METERING turns it off, and refuses a value it cannot read", () => {
+    expect(loadConfig({}).usageMetering).toBe(true);
+    expect(loadConfig({ HEARTH_USAGE_METERING: "false" }).usageMetering).toBe(false);
+    expect(loadConfig({ HEARTH_USAGE_METERING: "0" }).usageMetering).toBe(false);
+    expect(() => loadConfig({ HEARTH_USAGE_METERING: "sometimes" })).toThrow(/HEARTH_USAGE_METERING="sometimes"/);
+  });
   it("puts each variable in one tier, with a one-line description", () => {
     const named = tiers.flatMap((t) => Object.keys(t.variables));
     expect(new Set(named).size).toBe(named.length);

@@ -35,6 +35,8 @@ export interface ClusterOptions {
   worker: WorkerSettings;
   /** Extra node arguments per role, e.g. --cpu-prof. */
   nodeArgs?: { api?: string[]; worker?: string[] };
+  /** Settings of every process (e.g. HEARTH_USAGE_METERING), on top of the common ones. */
+  env?: Record<string, string>;
   logLevel?: "debug" | "info" | "warn" | "error";
 }
 
@@ -136,6 +138,19 @@ export class HearthCluster {
     this.markReady(this.workerPids);
   }
 
+  /**
+   * Another Hearth like this one, running beside it: its own key prefix, database, port and API
+   * key, one worker of this one's settings, with `env` on top of this one's settings.
+   */
+  twin(env: Record<string, string>): Promise<HearthCluster> {
+    return HearthCluster.start({
+      ...this.options,
+      workers: 1,
+      worker: this.settings,
+      env: { ...this.options.env, ...env },
+    });
+  }
+
   /** Restarts the API process, on the same port, with `env` on top of the common settings (replacing earlier ones). */
   async restartApi(env: Record<string, string>): Promise<void> {
     await this.api?.stop();
@@ -228,6 +243,6 @@ export class HearthCluster {
     else env.HEARTH_PROMPT_CACHE_TOKENS = String(settings.promptCacheTokens);
     if (this.database) env.DATABASE_URL = this.database.url;
     else delete env.DATABASE_URL;
-    return env;
+    return { ...env, ...this.options.env };
   }
 }

@@ -84,6 +84,15 @@ export interface BenchSizes {
   prefixStreamRequests: number;
   prefixStreamTokens: number;
   prefixStreamRounds: number;
+  /**
+   * Metering's cost: rounds (each a turn with metering on, then off), the overhead workload's
+   * requests per turn (`overheadTokens` each), and the load workload's seconds per turn
+   * (`loadStreams` streams of `loadTokens`-token requests); records the meter alone writes.
+   */
+  meteringRounds: number;
+  meteringOverheadRequests: number;
+  meteringLoadSeconds: number;
+  meteringProbeRecords: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -138,6 +147,10 @@ export const quickSizes: BenchSizes = {
   prefixStreamRequests: 5,
   prefixStreamTokens: 16,
   prefixStreamRounds: 1,
+  meteringRounds: 2,
+  meteringOverheadRequests: 2,
+  meteringLoadSeconds: 5,
+  meteringProbeRecords: 2000,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -175,6 +188,10 @@ export const fullSizes: BenchSizes = {
   prefixStreamRequests: 16,
   prefixStreamTokens: 48,
   prefixStreamRounds: 3,
+  meteringRounds: 4,
+  meteringOverheadRequests: 5,
+  meteringLoadSeconds: 15,
+  meteringProbeRecords: 5000,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

@@ -9,7 +9,7 @@ import { BATCH_PRIORITY_OFFSET } from "./batch-call.js";
  * counted for the caller's account, the x-ratelimit-* headers set on the answer. The route
  * passes its events through `ticket.track` and queues with `ticket.queueing`: its priority, and
  * the intake gate (middleware/intake.ts) left once the job is queued, and the caller its usage is
- * metered to (docs/usage.md). Its model, and the tokens
+ * metered to (docs/usage.md; none with HEARTH_USAGE_METERING off). Its model, and the tokens
  * its events report, go on the request's log line (request-log.ts).
  */
 export async function admitGeneration(
@@ -30,7 +30,10 @@ export async function admitGeneration(
       // A batch's line waits behind every interactive request (batch-call.ts).
       priority: ticket.priority + (batchId ? BATCH_PRIORITY_OFFSET : 0),
       onQueued: c.get("leaveIntake"),
-      meter: { accountId: caller.accountId, keyId: caller.keyId, ...(batchId ? { batchId } : {}) },
+      // With metering off, a tagged job's record would wait in the log for a meter that never runs.
+      ...(deps.config.usageMetering
+        ? { meter: { accountId: caller.accountId, keyId: caller.keyId, ...(batchId ? { batchId } : {}) } }
+        : {}),
     },
   };
 }

@@ -146,11 +146,13 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   reconciler.start();
   // This process's name, as the usage log's consumer and as the runner of the batches it holds.
   const processName = `api-${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const usageMeter = new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
-    prefix: config.redisPrefix,
-    consumer: processName,
-    onWritten: usageMetrics(metrics),
-  });
+  const usageMeter = config.usageMetering
+    ? new UsageMeter(createRedis(config, "worker"), database.db, log.child("usage"), {
+        prefix: config.redisPrefix,
+        consumer: processName,
+        onWritten: usageMetrics(metrics),
+      })
+    : undefined;
   const usageRollup =
     config.usageRetentionDays === null
       ? undefined
@@ -285,7 +287,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       inFlight.close();
       await reconciler.close();
       await control.close();
-      await usageMeter.close();
+      await usageMeter?.close();
       await usageRollup?.close();
       await templates.close();
       await queues.close();

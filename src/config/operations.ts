@@ -4,8 +4,8 @@ import { parsePrices } from "./prices.js";
 import type { VariableSpec } from "./spec.js";
 
 /**
- * The rest of running Hearth: logs, the demo models, prices, usage retention, the CLI offered for
- * `hearth upgrade`.
+ * The rest of running Hearth: logs, the demo models, usage metering and its retention, prices,
+ * the CLI offered for `hearth upgrade`.
  */
 export const operations = {
   HEARTH_LOG_LEVEL: {
@@ -17,6 +17,11 @@ export const operations = {
     schema: bool,
     default: "true",
     description: "Build the demo models (hearth-tiny and its example LoRA) into the model directory when absent.",
+  },
+  HEARTH_USAGE_METERING: {
+    schema: bool,
+    default: "true",
+    description: "Usage metering (docs/usage.md): a record per request in the database. false: none are made.",
   },
   HEARTH_PRICES: {
     schema: optionalString.pipe(parsedBy(parsePrices).optional()),

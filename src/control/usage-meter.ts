@@ -16,6 +16,12 @@ export interface UsageMeterOptions {
   batch?: number;
   /** How long one read waits for records before it looks again. */
   blockMs?: number;
+  /**
+   * After a read that did not fill a batch, how long records gather before the next: under load
+   * each write then takes many, where a write per read took a few (a write's own cost is most
+   * of a small batch's: docs/performance.md, "Metering"). A lone record is written at once.
+   */
+  gatherMs?: number;
   /** A record read by a meter that has not written it for this long is taken over (its process died). */
   claimIdleMs?: number;
   /** Called with the records this meter wrote first (metrics): across all meters, each record once. */
@@ -29,8 +35,9 @@ type StreamEntry = [id: string, fields: string[]];
 
 /**
  * Writes the usage log (requests/usage-log.ts) to the database, in each API process: records
- * are read in batches as a Redis consumer group (each read by one meter), written in one
- * statement keyed by request ID, and only then acknowledged and deleted. A meter that dies
+ * are read in batches as a Redis consumer group (each read by one meter, what gathered over
+ * `gatherMs` under load), written in one statement keyed by request ID, and only then
+ * acknowledged and deleted. A meter that dies
  * between its read and its acknowledgement leaves its records pending; another meter (or its
  * own process restarted) takes them over after `claimIdleMs` and writes them again, which adds
  * nothing already written. So each request counts once, however often its record is read.
@@ -67,7 +74,7 @@ export class UsageMeter {
   }
 
   private async run(): Promise<void> {
-    const { batch = 500, blockMs = 1_000, claimIdleMs = 30_000, consumer } = this.options;
+    const { batch = 500, blockMs = 1_000, gatherMs = 1_000, claimIdleMs = 30_000, consumer } = this.options;
     let failures = 0;
     while (!this.closed) {
       try {
@@ -98,16 +105,21 @@ export class UsageMeter {
         const entries = read?.[0]?.[1] ?? [];
         if (entries.length > 0) await this.write(entries);
         failures = 0;
+        if (entries.length > 0 && entries.length < batch) await this.pause(gatherMs);
       } catch (error) {
         if (this.closed) return;
         // A Redis that restarted without its data lost the group with the log: make it again.
         if (String(error).includes("NOGROUP")) this.groupReady = false;
         failures++;
         this.log.warn("could not write usage records; they stay in the usage log", { error: String(error) });
-        const backoffMs = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
-        await setTimeout(backoffMs, undefined, { signal: this.stopping.signal }).catch(() => {});
+        await this.pause(Math.min(30_000, 500 * 2 ** Math.min(failures, 6)));
       }
     }
+  }
+
+  /** Waits, or less once the meter closes. */
+  private pause(ms: number): Promise<void> {
+    return setTimeout(ms, undefined, { signal: this.stopping.signal }).catch(() => {});
   }
 
   private groupReady = false;

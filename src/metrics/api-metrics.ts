@@ -83,6 +83,18 @@ export class ApiMetrics {
     labelNames: ["model"],
     registers: [this.registry],
   });
+  readonly usageWriteRecords = new Histogram({
+    name: "hearth_usage_write_records",
+    help: "Usage records each database write of this API process's meter added (its batching: the count is the writes).",
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500],
+    registers: [this.registry],
+  });
+  readonly usageWriteDelay = new Histogram({
+    name: "hearth_usage_write_delay_seconds",
+    help: "From a request's end to its usage record's write by this API process's meter (how far reports lag).",
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
   readonly placementMoves = new Counter({
     name: "hearth_placement_moves_total",
     help: "Placed requests their worker had not started within HEARTH_PLACEMENT_WAIT_MS, moved to the shared queue (by base model).",

@@ -32,6 +32,8 @@ export interface StreamedJobDeps {
   publisher: RedisClient;
   /** Hearth's Redis prefix, for the job's lease. */
   prefix: string;
+  /** Append each job's usage record to the usage log (HEARTH_USAGE_METERING). */
+  usageMetering: boolean;
   cancellations: Cancellations;
   /** "job-started" ({requestId}) and "job-finished" (JobFinished), for tests and metrics. */
   events: EventEmitter;
@@ -106,7 +108,7 @@ export async function runStreamedJob<T>(
     await reply.drained();
     const ending = { cancelled: signal.aborted, orphaned: lease.orphaned, startedAt, endedAt: Date.now() };
     const record = usage.record(ending);
-    if (record) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
+    if (record && deps.usageMetering) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
     await lease.release();
   }
 }

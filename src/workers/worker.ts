@@ -120,6 +120,7 @@ export class HearthWorker {
       workerId: this.id,
       publisher: this.publisher,
       prefix: this.config.redisPrefix,
+      usageMetering: this.config.usageMetering,
       cancellations: this.cancellations,
       events: this.events,
       log: this.log,

@@ -169,6 +169,12 @@ describe("usage records", () => {
       );
     expect(counted("completion")).toBe(sum(tiny, "completionTokens"));
     expect(counted("cached")).toBe(sum(tiny, "cachedTokens"));
+    // Every record so far came through this API's meter: its writes added them all, each with its delay.
+    const sample = (name: string) => Number(metrics.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1]);
+    expect(sample("hearth_usage_write_records_sum")).toBe(records.length);
+    expect(sample("hearth_usage_write_records_count")).toBeGreaterThanOrEqual(1);
+    expect(sample("hearth_usage_write_records_count")).toBeLessThanOrEqual(records.length);
+    expect(sample("hearth_usage_write_delay_seconds_count")).toBe(records.length);
     const byKey = await get("groupBy=key");
     expect(byKey.body.groups).toEqual([expect.objectContaining({ group: keyId, requests: records.length })]);
     const today = new Date().toISOString().slice(0, 10);

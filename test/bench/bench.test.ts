@@ -79,6 +79,11 @@ const tinySizes: BenchSizes = {
   prefixStreamRequests: 1,
   prefixStreamTokens: 2,
   prefixStreamRounds: 1,
+  // Metering's cost: one round of each side, a request and a second of load each; the meter alone on 20 records.
+  meteringRounds: 1,
+  meteringOverheadRequests: 1,
+  meteringLoadSeconds: 1,
+  meteringProbeRecords: 20,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };

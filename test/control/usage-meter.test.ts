@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { asc } from "drizzle-orm";
-import { UsageMeter } from "../../src/control/usage-meter.js";
+import { UsageMeter, type UsageMeterOptions } from "../../src/control/usage-meter.js";
 import { rollUpUsage } from "../../src/db/queries/usage-rollup.js";
 import { usageRecords } from "../../src/db/schema/usage.js";
 import type { UsageRecord } from "../../src/domain/usage.js";
@@ -40,10 +40,18 @@ const record = (requestId: string, completionTokens = 5): UsageRecord => ({
 describe.each(testDatabaseBackends)("the usage meter on %s", (kind) => {
   const t = useTestDatabase(kind);
   let prefix: string;
+  const prefixes: string[] = [];
   const redis = new Redis(redisUrl);
   const meters: UsageMeter[] = [];
-  const start = (consumer: string, claimIdleMs = 30_000) => {
-    const meter = new UsageMeter(new Redis(redisUrl), t.db, log, { prefix, consumer, blockMs: 100, claimIdleMs });
+  const start = (consumer: string, claimIdleMs = 30_000, more: Partial<UsageMeterOptions> = {}) => {
+    const meter = new UsageMeter(new Redis(redisUrl), t.db, log, {
+      prefix,
+      consumer,
+      blockMs: 100,
+      claimIdleMs,
+      gatherMs: 100,
+      ...more,
+    });
     meters.push(meter);
     return meter;
   };
@@ -52,10 +60,12 @@ describe.each(testDatabaseBackends)("the usage meter on %s", (kind) => {
   beforeEach(async () => {
     for (const meter of meters.splice(0)) await meter.close();
     prefix = `hearth-test-${crypto.randomBytes(4).toString("hex")}`;
+    prefixes.push(prefix);
   });
   afterAll(async () => {
     for (const meter of meters) await meter.close();
-    await deleteRedisKeys(redisUrl, "hearth-test-*:usage:*");
+    // This suite's own logs only: test files running beside it (here or in another checkout) use the same Redis.
+    for (const p of prefixes) await deleteRedisKeys(redisUrl, `${p}:*`);
     redis.disconnect();
   });
 
@@ -75,6 +85,21 @@ describe.each(testDatabaseBackends)("the usage meter on %s", (kind) => {
     expect(r1!.endedAt.getTime() - r1!.startedAt.getTime()).toBe(250);
     expect(r2).toMatchObject({ completionTokens: 7, adapter: "artifacts/lora/x.gguf", outcome: "cancelled" });
     await eventually(async () => expect(await redis.xlen(usageLogKey(prefix))).toBe(0), 5_000);
+  });
+
+  it("writes a lone record at once, then lets those that follow gather into one write", async () => {
+    const writes: string[][] = [];
+    start("a", 30_000, { gatherMs: 3_000, onWritten: (records) => writes.push(records.map((r) => r.requestId)) });
+    await appendUsage(redis, prefix, record("r0"));
+    await eventually(async () => expect(writes).toEqual([["r0"]]), 5_000);
+    // Appended one by one, over a small part of the time the meter lets them gather.
+    for (let i = 1; i <= 5; i++) {
+      await appendUsage(redis, prefix, record(`r${i}`));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await eventually(async () => expect(writes).toHaveLength(2), 10_000);
+    expect(writes[1]).toEqual(["r1", "r2", "r3", "r4", "r5"]);
+    expect(await rows()).toHaveLength(6);
   });
 
   it("counts a request once: a second record of it, in the same batch or later, adds nothing", async () => {

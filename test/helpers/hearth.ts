@@ -21,8 +21,8 @@ export interface TestHearth {
   worker: HearthWorker | undefined;
   /** Closes the API and starts it again (on another port), on the same database and Redis prefix. */
   restartApi(): Promise<void>;
-  /** Starts (another) worker in this process; closed with the rest. */
-  startWorker(): Promise<HearthWorker>;
+  /** Starts (another) worker in this process, with `env` on top of the API's; closed with the rest. */
+  startWorker(env?: Record<string, string>): Promise<HearthWorker>;
   close(): Promise<void>;
 }
 
@@ -46,7 +46,7 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-test-"));
   const pg = backend === "postgres" ? await createTestPostgresDatabase() : undefined;
   const apiKey = `hth_test_${crypto.randomBytes(20).toString("base64url")}`;
-  const config = loadConfig({
+  const env = {
     PORT: "0",
     HOST: "127.0.0.1",
     HEARTH_DATA_DIR: dataDir,
@@ -70,7 +70,8 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     ...(pg ? { DATABASE_URL: pg.url } : {}),
     ...options.env,
-  });
+  };
+  const config = loadConfig(env);
   const log = createLogger(config.logLevel, "test");
   const start = () => startApi(config, log, { now: options.now });
   let api = await start().catch(async (err: unknown) => {
@@ -79,9 +80,13 @@ export async function startTestHearth(options: TestHearthOptions = {}): Promise<
     throw err;
   });
   const workers: HearthWorker[] = [];
-  const startWorker = async () => {
+  const startWorker = async (workerEnv?: Record<string, string>) => {
     sharedEngine ??= LlamaEngine.create();
-    const worker = await HearthWorker.start(config, await sharedEngine, log);
+    const worker = await HearthWorker.start(
+      workerEnv ? loadConfig({ ...env, ...workerEnv }) : config,
+      await sharedEngine,
+      log,
+    );
     workers.push(worker);
     return worker;
   };

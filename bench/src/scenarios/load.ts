@@ -1,3 +1,4 @@
+import { streamFor } from "../load.js";
 import { residentBytes } from "../process-stats.js";
 import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";
 import { round, summarize } from "../stats.js";
@@ -30,26 +31,10 @@ export async function loadScenario(ctx: BenchContext): Promise<ScenarioResult> {
   }, 250);
 
   progress.step(`load: ${sizes.loadStreams} streams of ${sizes.loadTokens} tokens for ${sizes.loadSeconds} s`);
-  const ttfts: number[] = [];
-  const errors: string[] = [];
-  const started = performance.now();
-  const deadline = started + sizes.loadSeconds * 1000;
-  try {
-    await Promise.all(
-      Array.from({ length: sizes.loadStreams }, async () => {
-        while (performance.now() < deadline) {
-          try {
-            ttfts.push((await ctx.http.stream(body)).ttftMs);
-          } catch (error) {
-            errors.push((error as Error).message);
-          }
-        }
-      }),
-    );
-  } finally {
-    clearInterval(sampler);
-  }
-  const wallMs = performance.now() - started;
+  const { timings, errors, wallMs } = await streamFor(ctx.http, body, sizes.loadStreams, sizes.loadSeconds).finally(
+    () => clearInterval(sampler),
+  );
+  const ttfts = timings.map((t) => t.ttftMs);
   const ttft = summarize(ttfts);
   const mb = (bytes: number) => round(bytes / 2 ** 20);
   const distinctErrors = [...new Set(errors)].slice(0, 5);

@@ -25,6 +25,8 @@ export class JobUsage {
   private done: Done | undefined;
   private produced: Usage | undefined;
   private delivered: Usage | undefined;
+  /** Whether the done event reached an API process (undefined: not published, or its publish failed). */
+  private doneDelivered: boolean | undefined;
 
   constructor(private readonly payload: InferencePayload | ImagePayload) {}
 
@@ -36,6 +38,7 @@ export class JobUsage {
 
   /** An event was published, to `receivers` API processes; resolves to that number. */
   published(event: StreamEvent, receivers: number): number {
+    if (event.type === "done") this.doneDelivered = receivers > 0;
     const usage = usageSoFar(event);
     if (receivers > 0 && usage && usage.completionTokens >= (this.delivered?.completionTokens ?? 0)) {
       this.delivered = usage;
@@ -46,15 +49,16 @@ export class JobUsage {
   /**
    * The job's record; undefined for a job that names nobody to meter. Complete: its done's
    * usage, with an image job's images and the steps and pixels they were asked with. Cancelled
-   * by its client: all it produced, until it stopped. Failed (an error, or its API process gone):
-   * what an API process received of it (usage-log.ts cutShortRecord).
+   * by its client: all it produced, until it stopped. Failed (an error, or its API process gone:
+   * orphaned, or its done published to no API process): what an API process received of it
+   * (usage-log.ts cutShortRecord).
    */
   record(ending: JobEnding): UsageRecord | undefined {
     const subject = usageSubjectOf(this.payload);
     if (!subject) return undefined;
     const { done, payload } = this;
     const times = { startedAt: ending.startedAt, endedAt: ending.endedAt };
-    if (done && !isCutShort(done)) {
+    if (done && !isCutShort(done) && this.doneDelivered !== false) {
       const images = done.images?.length ?? 0;
       const params = "params" in payload ? payload.params : undefined;
       return {

@@ -73,6 +73,12 @@ describe("a job's usage record", () => {
     expect(counts(new JobUsage(payload()), ended())).toEqual(["failed", 0, 0, 0]);
   });
 
+  it("counts a finished job whose done reached no API process (it died) by what reached one", () => {
+    const usage = job(undefined, done("length", 12));
+    usage.published(done("length", 12), 0);
+    expect(counts(usage, ended())).toEqual(["failed", 6, 2, 5]);
+  });
+
   it("meters nobody for a job without a meter tag", () => {
     const untagged = new JobUsage({ ...payload(), meter: undefined } as unknown as InferencePayload);
     untagged.emitted(done("length", 3));

@@ -177,6 +177,12 @@ describe("usage records", () => {
     expect(sample("hearth_usage_write_delay_seconds_count")).toBe(records.length);
     const byKey = await get("groupBy=key");
     expect(byKey.body.groups).toEqual([expect.objectContaining({ group: keyId, requests: records.length })]);
+    // OpenAI's spelling of the parameter means the same.
+    expect((await get("group_by=key")).body).toMatchObject({
+      groupBy: "key",
+      groups: byKey.body.groups,
+      total: byKey.body.total,
+    });
     const today = new Date().toISOString().slice(0, 10);
     expect((await get("groupBy=day")).body.groups.map((g) => g.group)).toEqual([today]);
     // By day and model (the account page's chart): each model's sums of the day, day and model apart.

@@ -6,7 +6,11 @@ import { mountRoute } from "../mount-route.js";
 /** An account's usage over a period, and its records as JSON lines (docs/usage.md). */
 export function usageRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
   mountRoute(app, getUsageRoute, async (c, { params, query }) => {
-    const usage = await management.usage.report(c.get("caller"), params.account_id, query);
+    const { group_by, ...period } = query;
+    const usage = await management.usage.report(c.get("caller"), params.account_id, {
+      ...period,
+      groupBy: group_by ?? period.groupBy,
+    });
     const { start, end, ...rest } = usage;
     return c.json({ ...rest, startTime: start.toISOString(), endTime: end.toISOString() } satisfies UsageReport, 200);
   });

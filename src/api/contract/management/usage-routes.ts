@@ -23,6 +23,9 @@ export const usageQuery = z.object({
         "Sum by `model` (the name asked for), `key` (the API key's ID), `day` (UTC), or `day_model` (each day's " +
         "models apart, the account page's chart). Default model.",
     }),
+  group_by: z.enum(USAGE_GROUPINGS).optional().openapi({
+    description: "The same as groupBy, spelled as OpenAI's parameters are; it wins when both are given.",
+  }),
 });
 
 const count = z.number().int().min(0);
@@ -100,7 +103,7 @@ export const getUsageRoute = contractRoute({
   errors: USAGE_ERRORS,
 });
 
-export const usageRecordsQuery = usageQuery.omit({ groupBy: true });
+export const usageRecordsQuery = usageQuery.omit({ groupBy: true, group_by: true });
 
 export const exportUsageRoute = contractRoute({
   method: "get",

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import type { z } from "zod";
 import type { createModelBody, updateModelBody } from "../api/contract/management/requests.js";
 import type {
@@ -21,63 +20,26 @@ import type {
 } from "../api/contract/management/api-key-resources.js";
 import type { ServerVersion } from "../api/contract/service.js";
 import type { UsageReport } from "../api/contract/management/usage-routes.js";
+import { ApiTransport, type UploadOptions } from "./api-transport.js";
 
 type UsageGrouping = UsageReport["groupBy"];
-import { exchange, type RawAnswer } from "./http-exchange.js";
 
 /**
- * A typed client of Hearth's management API (docs/api.md), the only way the CLI talks to
- * a server. Request and answer types come from the HTTP contract's zod schemas (type
- * imports only: the CLI loads neither the server nor zod's OpenAPI extension). Failures are HearthApiError (the server answered with
- * an error) or HearthConnectionError (no answer).
+ * A typed client of Hearth's management API (docs/api.md); batch-client.ts has the files and
+ * batches. Request and answer types come from the HTTP contract's zod schemas (type imports
+ * only: the CLI loads neither the server nor zod's OpenAPI extension). Failures are
+ * HearthApiError (the server answered with an error) or HearthConnectionError (no answer).
  */
 
 export type { AccountList, ModelPage, UploadedFile, WhoAmI };
+export { HearthApiError, HearthConnectionError, normalizeServer, type UploadOptions } from "./api-transport.js";
 export type Model = ModelResource;
 export type Deployment = DeploymentResource;
 export type Account = AccountResource;
 export type CreateModelRequest = z.input<typeof createModelBody>;
 export type UpdateModelRequest = z.input<typeof updateModelBody>;
 
-/** The server's error answer: {"error": {message, type, param, code}} and its status. */
-export class HearthApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly param: string | null = null,
-  ) {
-    super(message);
-    this.name = "HearthApiError";
-  }
-}
-
-export class HearthConnectionError extends Error {
-  constructor(
-    readonly server: string,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`Cannot reach Hearth at ${server} (${reason})`, options);
-    this.name = "HearthConnectionError";
-  }
-}
-
-export interface UploadOptions {
-  onProgress?: (sentBytes: number, totalBytes: number) => void;
-  signal?: AbortSignal;
-}
-
-export class HearthClient {
-  readonly server: string;
-
-  constructor(
-    server: string,
-    private readonly apiKey?: string,
-  ) {
-    this.server = normalizeServer(server);
-  }
-
+export class HearthClient extends ApiTransport {
   version = () => this.call<ServerVersion>("GET", "/v1/version");
   whoami = () => this.call<WhoAmI>("GET", "/v1/whoami");
   listAccounts = () => this.call<AccountList>("GET", "/v1/accounts");
@@ -182,88 +144,13 @@ export class HearthClient {
     file: string,
     options: UploadOptions = {},
   ): Promise<UploadedFile> {
-    const { size } = await stat(file);
     const sha256 = await fileSha256(file, options.signal);
-    const url = this.url(`${modelPath(accountId, modelId)}/files/${encodeURIComponent(fileName)}`);
-    // Loaded here, not at start: node:http and node:https are for uploads only.
-    const { streamFile } = await import("./http-upload.js");
-    let answer: RawAnswer;
-    try {
-      answer = await streamFile({
-        url,
-        method: "PUT",
-        headers: { ...this.headers(), "x-content-sha256": sha256 },
-        file,
-        size,
-        signal: options.signal,
-        onProgress: (sent) => options.onProgress?.(sent, size),
-      });
-    } catch (cause) {
-      if (options.signal?.aborted) throw cause;
-      throw new HearthConnectionError(this.server, errorReason(cause), { cause });
-    }
-    return this.parse<UploadedFile>(answer);
-  }
-
-  private url(route: string): URL {
-    return new URL(`${this.server}${route}`);
-  }
-
-  private headers(): Record<string, string> {
-    return { accept: "application/json", ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) };
-  }
-
-  private async call<T>(method: string, route: string, body?: unknown): Promise<T> {
-    let answer: RawAnswer;
-    try {
-      answer = await exchange(this.url(route), {
-        method,
-        headers: { ...this.headers(), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-    } catch (cause) {
-      throw new HearthConnectionError(this.server, errorReason(cause), { cause });
-    }
-    return this.parse<T>(answer);
-  }
-
-  private parse<T>({ status, text }: RawAnswer): T {
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    if (status >= 200 && status < 300 && json !== undefined) return json as T;
-    const error = (json as { error?: { message?: unknown; code?: unknown; param?: unknown } } | undefined)?.error;
-    if (error && typeof error.message === "string") {
-      throw new HearthApiError(
-        status,
-        String(error.code ?? status),
-        error.message,
-        typeof error.param === "string" ? error.param : null,
-      );
-    }
-    const excerpt = text.trim().slice(0, 200) || "empty body";
-    throw new HearthApiError(
-      status,
-      `http_${status}`,
-      `HTTP ${status} from ${this.server}, which does not look like Hearth: ${excerpt}`,
+    return this.sendFile<UploadedFile>(
+      `${modelPath(accountId, modelId)}/files/${encodeURIComponent(fileName)}`,
+      { method: "PUT", file, headers: { "x-content-sha256": sha256 } },
+      options,
     );
   }
-}
-
-/** http://host:8080, http://host:8080/ and http://host:8080/v1 all mean the server at http://host:8080. */
-export function normalizeServer(server: string): string {
-  let url: URL;
-  try {
-    url = new URL(server);
-  } catch {
-    throw new TypeError(`${JSON.stringify(server)} is not a URL (expected e.g. http://127.0.0.1:8080)`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new TypeError(`${server}: only http:// and https:// servers`);
-  return `${url.origin}${url.pathname.replace(/\/+$/, "").replace(/\/v1$/, "")}`;
 }
 
 const modelsPath = (accountId: string) => `/v1/accounts/${encodeURIComponent(accountId)}/models`;
@@ -274,10 +161,4 @@ async function fileSha256(file: string, signal?: AbortSignal): Promise<string> {
   const hash = createHash("sha256");
   for await (const chunk of createReadStream(file, { signal })) hash.update(chunk as Buffer);
   return hash.digest("hex");
-}
-
-function errorReason(error: unknown): string {
-  const cause = (error as { cause?: unknown }).cause ?? error;
-  const code = (cause as NodeJS.ErrnoException).code;
-  return code ?? (cause as Error).message ?? String(cause);
 }

@@ -10,6 +10,7 @@ export interface Verbs {
   update: Command;
   delete: Command;
   revoke: Command;
+  cancel: Command;
 }
 
 /**
@@ -27,4 +28,12 @@ export function withContext<A extends unknown[]>(run: (ctx: CliContext, ...args:
 /** Adds an Examples section to a command's --help. */
 export function examples(command: Command, lines: string[]): Command {
   return command.addHelpText("after", `\nExamples:\n${lines.map((line) => `  $ ${line}`).join("\n")}\n`);
+}
+
+/** A signal that Ctrl-C aborts, in place of ending the process, until `release()`. */
+export function interruptSignal(): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  process.once("SIGINT", abort);
+  return { signal: controller.signal, release: () => process.off("SIGINT", abort) };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import http from "node:http";
 import https from "node:https";
@@ -5,9 +6,17 @@ import type { RawAnswer } from "./http-exchange.js";
 
 /**
  * Streams one file as a request body with a known Content-Length (so the server can refuse
- * an oversized file up front), reporting the bytes sent. An answer that comes before the
- * body is finished (the server refusing the file) wins over the broken pipe that follows.
+ * an oversized file up front), reporting the file's bytes sent; as it is, or inside an
+ * envelope (a multipart form around it). An answer that comes before the body is finished
+ * (the server refusing the file) wins over the broken pipe that follows.
  */
+
+/** What goes before and after a file in a body, and the body's content type. */
+export interface Envelope {
+  head: Buffer;
+  tail: Buffer;
+  contentType: string;
+}
 
 export interface StreamUpload {
   url: URL;
@@ -15,12 +24,18 @@ export interface StreamUpload {
   headers: Record<string, string>;
   file: string;
   size: number;
+  envelope?: Envelope;
   onProgress?: (sentBytes: number) => void;
   signal?: AbortSignal;
 }
 
 export function streamFile(upload: StreamUpload): Promise<RawAnswer> {
   const { url, file, size, onProgress, signal } = upload;
+  const { head, tail, contentType } = upload.envelope ?? {
+    head: Buffer.alloc(0),
+    tail: Buffer.alloc(0),
+    contentType: "application/octet-stream",
+  };
   return new Promise<RawAnswer>((resolve, reject) => {
     const transport = url.protocol === "https:" ? https : http;
     const source = createReadStream(file);
@@ -35,7 +50,11 @@ export function streamFile(upload: StreamUpload): Promise<RawAnswer> {
     };
     const request = transport.request(url, {
       method: upload.method,
-      headers: { ...upload.headers, "content-type": "application/octet-stream", "content-length": String(size) },
+      headers: {
+        ...upload.headers,
+        "content-type": contentType,
+        "content-length": String(head.length + size + tail.length),
+      },
       signal,
     });
     request.on("response", (response) => {
@@ -61,6 +80,26 @@ export function streamFile(upload: StreamUpload): Promise<RawAnswer> {
       onProgress?.(sent);
     });
     source.on("error", fail);
-    source.pipe(request);
+    source.on("end", () => request.end(tail));
+    request.write(head);
+    source.pipe(request, { end: false });
   });
+}
+
+/** A multipart/form-data envelope: the text fields, then the file as the field `field`. */
+export function formEnvelope(fields: Record<string, string>, field: string, filename: string): Envelope {
+  const boundary = `hearth-${randomBytes(16).toString("hex")}`;
+  const quoted = (text: string) => text.replace(/["\\\r\n]/g, "_");
+  const parts = Object.entries(fields).map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`,
+  );
+  parts.push(
+    `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(field)}"; filename="${quoted(filename)}"\r\n` +
+      "Content-Type: application/octet-stream\r\n\r\n",
+  );
+  return {
+    head: Buffer.from(parts.join(""), "utf8"),
+    tail: Buffer.from(`\r\n--${boundary}--\r\n`, "utf8"),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 }

@@ -3,7 +3,9 @@ import { HEARTH_VERSION } from "../package-info.js";
 import { HearthApiError, HearthConnectionError } from "./api-client.js";
 import type { Verbs } from "./command-kit.js";
 import { registerAuthCommands } from "./commands/auth.js";
+import { registerBatchCommands } from "./commands/batches.js";
 import { registerDeploymentCommands } from "./commands/deployments.js";
+import { registerFileCommands } from "./commands/files.js";
 import { registerKeyCommands } from "./commands/keys.js";
 import { registerUsageCommands } from "./commands/usage.js";
 import { registerModelCommands } from "./commands/models.js";
@@ -14,14 +16,16 @@ import { EXIT, type ExitCode } from "./exit-codes.js";
 import { Output, outputOption } from "./output.js";
 
 /**
- * The `hearth` command (bin/hearth.js runs it): a client of a Hearth server's management
- * API. Exit codes: 0 success, 1 server-side failure, 2 usage error, 3 not signed in,
+ * The `hearth` command (bin/hearth.js runs it): a client of a Hearth server's management,
+ * files and batches APIs. Exit codes: 0 success, 1 server-side failure, 2 usage error, 3 not signed in,
  * 4 not found, 130 interrupted.
  */
 
 export function buildProgram(): Command {
   const program = new Command("hearth")
-    .description("Manage LoRA adapters on a Hearth server: sign in, upload, deploy, undeploy, delete.")
+    .description(
+      "Manage LoRA adapters on a Hearth server: sign in, upload, deploy, undeploy, delete; run files of requests as batches.",
+    )
     .version(HEARTH_VERSION, "-V, --cli-version", "print the CLI's version alone")
     .option(
       "--server <url>",
@@ -47,23 +51,27 @@ export function buildProgram(): Command {
       "  $ hearth create model my-lora data/models/examples/hearth-tiny-lora",
       "  $ hearth deploy my-lora --wait",
       "  $ hearth list models",
+      "  $ hearth create batch prompts.jsonl --endpoint /v1/chat/completions --wait",
       "",
     ].join("\n"),
   );
   const verb = (name: string, description: string) => program.command(name).description(description);
   const verbs: Verbs = {
     program,
-    list: verb("list", "List accounts, models or API keys"),
-    create: verb("create", "Create a model from a local folder, or an API key"),
-    get: verb("get", "Show a model, or the account's usage"),
+    list: verb("list", "List accounts, models, API keys, batches or files"),
+    create: verb("create", "Create a model from a local folder, an API key, or a batch from a file of requests"),
+    get: verb("get", "Show a model, a batch or the account's usage; download a file"),
     update: verb("update", "Change a model's display name or description"),
-    delete: verb("delete", "Delete a model"),
+    delete: verb("delete", "Delete a model or a file"),
     revoke: verb("revoke", "Revoke an API key"),
+    cancel: verb("cancel", "Cancel a batch"),
   };
   registerAuthCommands(verbs);
   registerModelCommands(verbs);
   registerDeploymentCommands(verbs);
   registerKeyCommands(verbs);
+  registerBatchCommands(verbs);
+  registerFileCommands(verbs);
   registerUsageCommands(verbs);
   registerVersionCommand(verbs);
   registerUpgradeCommand(verbs);
@@ -107,13 +115,7 @@ export function describeError(error: unknown, command = "hearth"): { code: ExitC
         ),
       };
     }
-    if (error.status === 404) {
-      const hint =
-        /account/i.test(error.message) && !/models\//.test(error.message)
-          ? "See your accounts with `hearth list accounts`."
-          : "See the models with `hearth list models`.";
-      return { code: EXIT.notFound, message: withHint(error.message, hint) };
-    }
+    if (error.status === 404) return { code: EXIT.notFound, message: withHint(error.message, notFoundHint(error)) };
     return { code: EXIT.failure, message: withHint(error.message, serverHint(error)) };
   }
   if (error instanceof HearthConnectionError) {
@@ -136,8 +138,18 @@ export function describeError(error: unknown, command = "hearth"): { code: ExitC
   };
 }
 
+function notFoundHint(error: HearthApiError): string {
+  if (error.param === "batch_id") return "See the batches with `hearth list batches`.";
+  if (error.param === "file_id" || error.param === "input_file_id") return "See the files with `hearth list files`.";
+  return /account/i.test(error.message) && !/models\//.test(error.message)
+    ? "See your accounts with `hearth list accounts`."
+    : "See the models with `hearth list models`.";
+}
+
 function serverHint(error: HearthApiError): string {
   if (error.code === "quota_exceeded") return "Undeploy a model first (`hearth list models` shows what is deployed).";
+  // The batches' conflicts (a file a running batch reads) say what to do themselves.
+  if (error.status === 409 && error.param === "file_id") return "";
   if (error.status === 409) return "See the model's state with `hearth get model <model_id>`.";
   if (error.status === 429 || error.status >= 500)
     return "Retry shortly; if it persists, check the server (GET /readyz).";

@@ -39,6 +39,15 @@ def request(call: Call, parse: Callable[[Any], Any] = as_object) -> Any:
     return parse(answer_json(response.status, dict(response.headers.items()), raw))
 
 
+def content(call: Call) -> bytes:
+    """Sends ``call`` and returns its answer's body as it is (a file's content), after the same retries."""
+    response = _open(call)
+    try:
+        return _read_all(response)
+    finally:
+        response.close()
+
+
 def stream(call: Call) -> "ChunkStream":
     """Sends ``call`` (with ``stream=True``) and returns its chunks as they arrive.
 

@@ -32,6 +32,15 @@ async def request(call: Call, parse: Callable[[Any], Any] = as_object) -> Any:
     return parse(answer_json(response.status, response.headers, raw))
 
 
+async def content(call: Call) -> bytes:
+    """Sends ``call`` and returns its answer's body as it is, as the sync client's ``content`` does."""
+    response = await _open(call)
+    try:
+        return await response.read()
+    finally:
+        response.close()
+
+
 async def stream(call: Call) -> "AsyncChunkStream":
     """Sends ``call`` (with ``stream=True``) and returns an async iterator of its chunks.
 

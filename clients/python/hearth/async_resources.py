@@ -6,10 +6,12 @@ the sync resource of the same name does, and sends it with :mod:`hearth.async_re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Literal, Optional, Union, overload
+import asyncio
+from typing import TYPE_CHECKING, Any, Callable, List, Literal, Mapping, Optional, Union, overload
 
-from . import async_requestor, endpoints, images
+from . import async_requestor, batches, endpoints, images
 from .async_requestor import AsyncChunkStream
+from .batches import FileInput
 from .hearth_object import HearthObject
 from .images import GeneratedImage, ImageInput
 from .resources import Messages
@@ -27,6 +29,8 @@ __all__ = [
     "AsyncEmbedding",
     "AsyncModel",
     "AsyncImage",
+    "AsyncFile",
+    "AsyncBatch",
     "AsyncChunkStream",
 ]
 
@@ -146,3 +150,86 @@ class AsyncImage:
     ) -> List[GeneratedImage]:
         call = images.control_net(model, prompt, control_image, control_net_name, conditioning_scale, params)
         return await async_requestor.request(call, images.read_images)
+
+
+class AsyncFile:
+    """The files API, awaited: see :class:`hearth.resources.File`."""
+
+    @classmethod
+    async def create(cls, *, file: FileInput, purpose: str = "batch", **settings: Unpack[CallSettings]) -> HearthObject:
+        return await async_requestor.request(batches.file_create(file, purpose, settings))
+
+    @classmethod
+    async def list(
+        cls,
+        *,
+        limit: Optional[int] = None,
+        after: Optional[str] = None,
+        purpose: Optional[str] = None,
+        **settings: Unpack[CallSettings],
+    ) -> HearthObject:
+        query = {"limit": limit, "after": after, "purpose": purpose}
+        return await async_requestor.request(batches.file_list(query, settings))
+
+    @classmethod
+    async def retrieve(cls, file_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        return await async_requestor.request(batches.file_retrieve(file_id, settings))
+
+    @classmethod
+    async def content(cls, file_id: str, **settings: Unpack[CallSettings]) -> bytes:
+        return await async_requestor.content(batches.file_content(file_id, settings))
+
+    @classmethod
+    async def delete(cls, file_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        return await async_requestor.request(batches.file_delete(file_id, settings))
+
+
+class AsyncBatch:
+    """The batches API, awaited: see :class:`hearth.resources.Batch`."""
+
+    @classmethod
+    async def create(
+        cls,
+        *,
+        input_file_id: str,
+        endpoint: str,
+        completion_window: str = "24h",
+        metadata: Optional[Mapping[str, str]] = None,
+        **settings: Unpack[CallSettings],
+    ) -> HearthObject:
+        call = batches.batch_create(input_file_id, endpoint, completion_window, metadata, settings)
+        return await async_requestor.request(call)
+
+    @classmethod
+    async def retrieve(cls, batch_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        return await async_requestor.request(batches.batch_retrieve(batch_id, settings))
+
+    @classmethod
+    async def list(
+        cls, *, limit: Optional[int] = None, after: Optional[str] = None, **settings: Unpack[CallSettings]
+    ) -> HearthObject:
+        return await async_requestor.request(batches.batch_list({"limit": limit, "after": after}, settings))
+
+    @classmethod
+    async def cancel(cls, batch_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        return await async_requestor.request(batches.batch_cancel(batch_id, settings))
+
+    @classmethod
+    async def wait(
+        cls,
+        batch_id: str,
+        *,
+        poll_interval: float = 1.0,
+        timeout: Optional[float] = None,
+        on_update: Optional[Callable[[HearthObject], None]] = None,
+        **settings: Unpack[CallSettings],
+    ) -> HearthObject:
+        """Retrieves the batch until it has ended, as :meth:`hearth.resources.Batch.wait` does."""
+        clock = batches.WaitClock(poll_interval, timeout)
+        while True:
+            batch = await cls.retrieve(batch_id, **settings)
+            if on_update is not None:
+                on_update(batch)
+            if batches.has_ended(batch):
+                return batch
+            await asyncio.sleep(clock.next_wait(batch))

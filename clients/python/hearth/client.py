@@ -19,10 +19,11 @@ import sys
 from typing import Optional
 
 from . import error, settings
-from .async_resources import AsyncChatCompletion, AsyncChunkStream, AsyncCompletion, AsyncEmbedding, AsyncImage
-from .async_resources import AsyncModel, AsyncStream
+from .async_resources import AsyncBatch, AsyncChatCompletion, AsyncChunkStream, AsyncCompletion, AsyncEmbedding
+from .async_resources import AsyncFile, AsyncImage, AsyncModel, AsyncStream
 from .hearth_object import HearthObject
-from .resources import ChatCompletion, ChunkStream, Completion, Embedding, GeneratedImage, Image, Model, Stream
+from .resources import Batch, ChatCompletion, ChunkStream, Completion, Embedding, File, GeneratedImage, Image, Model
+from .resources import Stream
 from .stream_accumulator import StreamAccumulator
 from .tool_calls import parse_arguments, tool_message
 from .version import VERSION
@@ -40,6 +41,8 @@ __all__ = [
     "Model",
     "Image",
     "GeneratedImage",
+    "File",
+    "Batch",
     "ChunkStream",
     "AsyncCompletion",
     "AsyncChatCompletion",
@@ -47,6 +50,8 @@ __all__ = [
     "AsyncEmbedding",
     "AsyncModel",
     "AsyncImage",
+    "AsyncFile",
+    "AsyncBatch",
     "AsyncChunkStream",
     "StreamAccumulator",
     "parse_arguments",

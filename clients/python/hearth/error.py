@@ -99,7 +99,8 @@ class APIConnectionError(HearthError):
 
 
 class Timeout(APIConnectionError):
-    """The server did not answer (or send the next piece of a stream) within ``request_timeout``."""
+    """The server did not answer (or send the next piece of a stream) within ``request_timeout``;
+    or a batch did not end within ``Batch.wait``'s ``timeout``."""
 
 
 class InvalidRequestError(HearthError):

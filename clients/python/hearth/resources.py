@@ -1,16 +1,19 @@
-"""The API's resources for the sync client: Completion, ChatCompletion, Stream, Embedding, Model and Image.
+"""The API's resources for the sync client: Completion, ChatCompletion, Stream, Embedding, Model,
+Image, File and Batch.
 
-Each method builds its call with :mod:`hearth.endpoints` (or :mod:`hearth.images`) and sends it
+Each method builds its call with :mod:`hearth.endpoints` (or :mod:`hearth.images`, :mod:`hearth.batches`) and sends it
 with :mod:`hearth.api_requestor`; :mod:`hearth.async_resources` does the same with asyncio.
 Every method also takes the settings of :class:`hearth.types.CallSettings` as keywords.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Literal, Mapping, Optional, Sequence, Union, overload
+import time
+from typing import TYPE_CHECKING, Any, Callable, List, Literal, Mapping, Optional, Sequence, Union, overload
 
-from . import api_requestor, endpoints, images
+from . import api_requestor, batches, endpoints, images
 from .api_requestor import ChunkStream
+from .batches import FileInput
 from .hearth_object import HearthObject
 from .images import GeneratedImage, ImageInput
 from .settings import RequestOptions
@@ -21,7 +24,18 @@ from .types import Prompt
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Completion", "ChatCompletion", "Stream", "Embedding", "Model", "Image", "GeneratedImage", "ChunkStream"]
+__all__ = [
+    "Completion",
+    "ChatCompletion",
+    "Stream",
+    "Embedding",
+    "Model",
+    "Image",
+    "GeneratedImage",
+    "File",
+    "Batch",
+    "ChunkStream",
+]
 
 Messages = Sequence[Union[ChatMessage, Mapping[str, Any]]]
 
@@ -180,3 +194,106 @@ class Image:
         """With the structure of a control image (``control_net_name``: ``canny``)."""
         call = images.control_net(model, prompt, control_image, control_net_name, conditioning_scale, params)
         return api_requestor.request(call, images.read_images)
+
+
+class File:
+    """The files API: a batch's input file, and the output and error files batches write (JSON lines)."""
+
+    @classmethod
+    def create(cls, *, file: FileInput, purpose: str = "batch", **settings: Unpack[CallSettings]) -> HearthObject:
+        """``POST /v1/files``: uploads ``file`` (a path, bytes, or ``(file name, bytes)``), read whole into memory.
+
+        The answer is the file object: ``id``, ``bytes``, ``filename``, ``purpose``, ``created_at``.
+        """
+        return api_requestor.request(batches.file_create(file, purpose, settings))
+
+    @classmethod
+    def list(
+        cls,
+        *,
+        limit: Optional[int] = None,
+        after: Optional[str] = None,
+        purpose: Optional[str] = None,
+        **settings: Unpack[CallSettings],
+    ) -> HearthObject:
+        """``GET /v1/files``: a page of the account's files, newest first, in ``data`` (``has_more``, ``last_id``)."""
+        query = {"limit": limit, "after": after, "purpose": purpose}
+        return api_requestor.request(batches.file_list(query, settings))
+
+    @classmethod
+    def retrieve(cls, file_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        return api_requestor.request(batches.file_retrieve(file_id, settings))
+
+    @classmethod
+    def content(cls, file_id: str, **settings: Unpack[CallSettings]) -> bytes:
+        """``GET /v1/files/{file_id}/content``: the file as it is stored (JSON lines)."""
+        return api_requestor.content(batches.file_content(file_id, settings))
+
+    @classmethod
+    def delete(cls, file_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        """Deletes a file; the input of a batch that has not ended raises :class:`~hearth.error.ConflictError`."""
+        return api_requestor.request(batches.file_delete(file_id, settings))
+
+
+class Batch:
+    """The batches API: a file of requests run at a priority below interactive ones.
+
+    A batch is ``validating``, then ``in_progress``, ``finalizing`` and ``completed``; or
+    ``failed`` (its file refused: ``errors.data`` names the lines), ``expired`` (its window
+    ran out) or ``cancelling`` then ``cancelled``. ``request_counts`` has ``total``,
+    ``completed`` and ``failed``; ``output_file_id`` and ``error_file_id`` its results.
+    """
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        input_file_id: str,
+        endpoint: str,
+        completion_window: str = "24h",
+        metadata: Optional[Mapping[str, str]] = None,
+        **settings: Unpack[CallSettings],
+    ) -> HearthObject:
+        """``POST /v1/batches``: ``endpoint`` is ``/v1/chat/completions``, ``/v1/completions`` or ``/v1/embeddings``."""
+        call = batches.batch_create(input_file_id, endpoint, completion_window, metadata, settings)
+        return api_requestor.request(call)
+
+    @classmethod
+    def retrieve(cls, batch_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        return api_requestor.request(batches.batch_retrieve(batch_id, settings))
+
+    @classmethod
+    def list(
+        cls, *, limit: Optional[int] = None, after: Optional[str] = None, **settings: Unpack[CallSettings]
+    ) -> HearthObject:
+        """``GET /v1/batches``: a page of the account's batches, newest first, in ``data``."""
+        return api_requestor.request(batches.batch_list({"limit": limit, "after": after}, settings))
+
+    @classmethod
+    def cancel(cls, batch_id: str, **settings: Unpack[CallSettings]) -> HearthObject:
+        """Stops the batch (``cancelling``, then ``cancelled``); what ran stays in its files. An ended batch is returned as it is."""
+        return api_requestor.request(batches.batch_cancel(batch_id, settings))
+
+    @classmethod
+    def wait(
+        cls,
+        batch_id: str,
+        *,
+        poll_interval: float = 1.0,
+        timeout: Optional[float] = None,
+        on_update: Optional[Callable[[HearthObject], None]] = None,
+        **settings: Unpack[CallSettings],
+    ) -> HearthObject:
+        """Retrieves the batch every ``poll_interval`` seconds until it has ended, and returns it.
+
+        ``on_update`` sees every answer (its ``request_counts`` show the progress). After
+        ``timeout`` seconds raises :class:`~hearth.error.Timeout`; the batch goes on either way.
+        """
+        clock = batches.WaitClock(poll_interval, timeout)
+        while True:
+            batch = cls.retrieve(batch_id, **settings)
+            if on_update is not None:
+                on_update(batch)
+            if batches.has_ended(batch):
+                return batch
+            time.sleep(clock.next_wait(batch))

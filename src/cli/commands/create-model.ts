@@ -1,7 +1,7 @@
 import { MODEL_ID_PATTERN } from "../../domain/vocabulary.js";
 import { HearthApiError, type HearthClient, type Model } from "../api-client.js";
 import type { AddonFolder } from "../addon-folder.js";
-import { examples, withContext, type Verbs } from "../command-kit.js";
+import { examples, interruptSignal, withContext, type Verbs } from "../command-kit.js";
 import type { CliContext } from "../context.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import { modelSummary } from "../model-view.js";
@@ -157,9 +157,7 @@ async function uploadFiles(
   const total = folder.files.reduce((sum, f) => sum + f.size, 0);
   const { UploadProgress } = await import("../upload-progress.js");
   const progress = new UploadProgress(ctx.out, total);
-  const interrupt = new AbortController();
-  const onSigint = () => interrupt.abort();
-  process.once("SIGINT", onSigint);
+  const interrupt = interruptSignal();
   try {
     for (const file of folder.files) {
       await client.uploadFile(accountId, model.modelId, file.name, file.path, {
@@ -177,7 +175,7 @@ async function uploadFiles(
       `Resume with \`${resume}\`, or remove it with \`hearth delete model ${model.modelId}\`.`,
     );
   } finally {
-    process.off("SIGINT", onSigint);
+    interrupt.release();
     progress.stop();
   }
 }

@@ -88,10 +88,12 @@ export function createApp(deps: AppDeps) {
     timeoutMs,
     tooLarge: `The request body is larger than ${deps.config.images.maxImageBytes} bytes (HEARTH_MAX_IMAGE_BYTES) and its fields.`,
   });
-  // A batch's input file, under its own limit (HEARTH_MAX_BATCH_FILE_BYTES) and a margin for the form.
+  // A batch's input file, under its own limit (HEARTH_MAX_BATCH_FILE_BYTES) and a margin for the
+  // form, in the body deadline plus the time the largest takes at 256 KiB/s (800 s for 200 MiB).
+  // Files are not generations: a slow one holds no intake place, only its own socket.
   const fileForm = readBody({
     maxBytes: deps.config.batch.maxFileBytes + 64 * 1024,
-    timeoutMs,
+    timeoutMs: timeoutMs + Math.ceil(deps.config.batch.maxFileBytes / (256 * 1024)) * 1000,
     tooLarge: `The file is larger than ${deps.config.batch.maxFileBytes} bytes (HEARTH_MAX_BATCH_FILE_BYTES).`,
   });
   // File uploads stream to storage under their own limit (HEARTH_MAX_UPLOAD_BYTES).

@@ -146,7 +146,8 @@ export class BatchRun {
       ending === "completed"
         ? (["finalizing"] as const)
         : (["validating", "in_progress", "finalizing", "cancelling"] as const);
-    await this.move(from, ending, files);
+    // A batch cancelled while it validated counts the lines its error file lists as not run.
+    await this.move(from, ending, { ...files, ...(this.batch.total === 0 ? { total: lines.length } : {}) });
   }
 
   private async move(

@@ -64,7 +64,7 @@ export class AddonUploads {
     }
     const key = storageKeys.modelFile(accountId, modelId, fileName);
     const perFile = this.config.maxUploadBytes;
-    const limit = await this.quota.room(accountId, key, perFile);
+    let limit = await this.quota.room(accountId, key, perFile);
     if (options.contentLength !== undefined && options.contentLength > limit.bytes) {
       throw new AppError(
         "payload_too_large",
@@ -74,7 +74,11 @@ export class AddonUploads {
     if (!body) throw new AppError("invalid_request", `The request has no body: send the content of ${fileName}.`);
     // The limit above cuts the stream early; other uploads of the account may have been stored
     // since, so the file takes its key only once the quota is checked again (StoredBytes.guard).
-    const guardCommit = this.quota.guard(accountId, key, perFile);
+    const guardCommit = this.quota.guard(accountId, key, perFile, {
+      checked: (room) => {
+        limit = room;
+      },
+    });
     const info = await this.storage
       .put(key, body, { maxBytes: limit.bytes, expectedSha256: options.sha256, guardCommit })
       .catch((cause: unknown) => {

@@ -62,15 +62,17 @@ export class BatchFiles {
     }
     let row: FileRow | undefined;
     // The row is written under the quota's lock, with the content in place: both or neither count.
-    const guardCommit = this.quota.guard(accountId, key, this.maxFileBytes, async (size) => {
-      row = await insertFile(this.db, {
-        id,
-        accountId,
-        purpose: "batch",
-        filename: upload.filename,
-        bytes: size,
-        storageKey: key,
-      });
+    const guardCommit = this.quota.guard(accountId, key, this.maxFileBytes, {
+      then: async (size) => {
+        row = await insertFile(this.db, {
+          id,
+          accountId,
+          purpose: "batch",
+          filename: upload.filename,
+          bytes: size,
+          storageKey: key,
+        });
+      },
     });
     try {
       await this.storage.put(key, upload.file.stream() as unknown as AsyncIterable<Uint8Array>, {

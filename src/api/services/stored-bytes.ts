@@ -46,12 +46,20 @@ export class StoredBytes {
 
   /**
    * A BlobStore `guardCommit` that lets the content take its key only if the quota still has
-   * room for it, under the account's lock (`then` runs inside it too: recording the file).
+   * room for it, under the account's lock: `checked` is told the room found then (a refusal's
+   * words name it), and `then` runs inside the lock too (recording the file).
    */
-  guard(accountId: string, key: string, perFile: number, then?: (size: number) => Promise<void>) {
+  guard(
+    accountId: string,
+    key: string,
+    perFile: number,
+    hooks: { checked?: (room: UploadRoom) => void; then?: (size: number) => Promise<void> } = {},
+  ) {
+    const { checked, then } = hooks;
     return (size: number, commit: () => Promise<void>) =>
       this.commitLock.run(`stored-bytes:${accountId}`, UPLOADS_BUSY, async () => {
         const room = await this.room(accountId, key, perFile);
+        checked?.(room);
         if (size > room.bytes) throw new AppError("payload_too_large", `The file is larger than ${room.what}.`);
         await commit();
         await then?.(size);

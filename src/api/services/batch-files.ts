@@ -63,7 +63,7 @@ export class BatchFiles {
     let row: FileRow | undefined;
     // The row is written under the quota's lock, with the content in place: both or neither count.
     const guardCommit = this.quota.guard(accountId, key, this.maxFileBytes, {
-      then: async (size) => {
+      committed: async (size) => {
         row = await insertFile(this.db, {
           id,
           accountId,

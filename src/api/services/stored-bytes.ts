@@ -47,22 +47,22 @@ export class StoredBytes {
   /**
    * A BlobStore `guardCommit` that lets the content take its key only if the quota still has
    * room for it, under the account's lock: `checked` is told the room found then (a refusal's
-   * words name it), and `then` runs inside the lock too (recording the file).
+   * words name it), and `committed` runs inside the lock too, once the content is in (recording the file).
    */
   guard(
     accountId: string,
     key: string,
     perFile: number,
-    hooks: { checked?: (room: UploadRoom) => void; then?: (size: number) => Promise<void> } = {},
+    hooks: { checked?: (room: UploadRoom) => void; committed?: (size: number) => Promise<void> } = {},
   ) {
-    const { checked, then } = hooks;
+    const { checked, committed } = hooks;
     return (size: number, commit: () => Promise<void>) =>
       this.commitLock.run(`stored-bytes:${accountId}`, UPLOADS_BUSY, async () => {
         const room = await this.room(accountId, key, perFile);
         checked?.(room);
         if (size > room.bytes) throw new AppError("payload_too_large", `The file is larger than ${room.what}.`);
         await commit();
-        await then?.(size);
+        await committed?.(size);
       });
   }
 

@@ -34,6 +34,7 @@ import { placementScenario } from "./scenarios/placement.js";
 import { structuredScenario } from "./scenarios/structured.js";
 import { cliScenario } from "./scenarios/cli.js";
 import { prefixScenario } from "./scenarios/prefix.js";
+import { batchScenario } from "./scenarios/batch.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -94,6 +95,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   structured: structuredScenario,
   cli: cliScenario,
   prefix: prefixScenario,
+  batch: batchScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

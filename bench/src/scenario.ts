@@ -23,6 +23,7 @@ export const SCENARIO_IDS = [
   "structured",
   "cli",
   "prefix",
+  "batch",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

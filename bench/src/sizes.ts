@@ -84,6 +84,15 @@ export interface BenchSizes {
   prefixStreamRequests: number;
   prefixStreamTokens: number;
   prefixStreamRounds: number;
+  /**
+   * Batches: lines of the batch (chat requests on hearth-tiny), tokens each, rounds (the batch and
+   * the same requests sent directly; the interactive client alone and beside the batch), and how
+   * often the interactive client sends a request.
+   */
+  batchLines: number;
+  batchTokens: number;
+  batchRounds: number;
+  batchInteractiveMs: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -138,6 +147,10 @@ export const quickSizes: BenchSizes = {
   prefixStreamRequests: 5,
   prefixStreamTokens: 16,
   prefixStreamRounds: 1,
+  batchLines: 1000,
+  batchTokens: 16,
+  batchRounds: 2,
+  batchInteractiveMs: 250,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -175,6 +188,7 @@ export const fullSizes: BenchSizes = {
   prefixStreamRequests: 16,
   prefixStreamTokens: 48,
   prefixStreamRounds: 3,
+  batchLines: 2000,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

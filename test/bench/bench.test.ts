@@ -79,6 +79,10 @@ const tinySizes: BenchSizes = {
   prefixStreamRequests: 1,
   prefixStreamTokens: 2,
   prefixStreamRounds: 1,
+  batchLines: 4,
+  batchTokens: 2,
+  batchRounds: 1,
+  batchInteractiveMs: 250,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };

@@ -81,8 +81,17 @@ export interface Config {
   /** How long a SIGTERMed worker, and API, let running work finish. */
   readonly drain: { readonly workerMs: number; readonly apiMs: number };
   readonly maxUploadBytes: number;
-  /** Batches (docs/batch.md): the largest input file, the most lines, and lines in flight per batch. */
-  readonly batch: { readonly maxFileBytes: number; readonly maxLines: number; readonly concurrency: number };
+  /**
+   * Batches (docs/batch.md): the largest input file, the most lines, lines in flight per batch,
+   * batches one API process runs at once, and how long its hold on one lasts unless renewed.
+   */
+  readonly batch: {
+    readonly maxFileBytes: number;
+    readonly maxLines: number;
+    readonly concurrency: number;
+    readonly runs: number;
+    readonly leaseMs: number;
+  };
   readonly maxLoraRank: number;
   readonly queueTimeoutMs: number;
   /** Adapter-aware placement (HEARTH_PLACEMENT) and the longest a placed request waits for its worker. */
@@ -224,6 +233,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxFileBytes: r.HEARTH_MAX_BATCH_FILE_BYTES,
       maxLines: r.HEARTH_MAX_BATCH_LINES,
       concurrency: r.HEARTH_BATCH_CONCURRENCY,
+      runs: r.HEARTH_BATCH_RUNS,
+      leaseMs: r.HEARTH_BATCH_LEASE_MS,
     },
     maxLoraRank: r.HEARTH_MAX_LORA_RANK,
     queueTimeoutMs: r.HEARTH_QUEUE_TIMEOUT_MS,

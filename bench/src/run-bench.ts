@@ -35,6 +35,7 @@ import { structuredScenario } from "./scenarios/structured.js";
 import { cliScenario } from "./scenarios/cli.js";
 import { prefixScenario } from "./scenarios/prefix.js";
 import { meteringScenario } from "./scenarios/metering.js";
+import { batchScenario } from "./scenarios/batch.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -96,6 +97,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   cli: cliScenario,
   prefix: prefixScenario,
   metering: meteringScenario,
+  batch: batchScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";

@@ -24,6 +24,7 @@ export const SCENARIO_IDS = [
   "cli",
   "prefix",
   "metering",
+  "batch",
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 

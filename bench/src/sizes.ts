@@ -93,6 +93,15 @@ export interface BenchSizes {
   meteringOverheadRequests: number;
   meteringLoadSeconds: number;
   meteringProbeRecords: number;
+  /**
+   * Batches: lines of the batch (chat requests on hearth-tiny), tokens each, rounds (the batch and
+   * the same requests sent directly; the interactive client alone and beside the batch), and how
+   * often the interactive client sends a request.
+   */
+  batchLines: number;
+  batchTokens: number;
+  batchRounds: number;
+  batchInteractiveMs: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -151,6 +160,10 @@ export const quickSizes: BenchSizes = {
   meteringOverheadRequests: 2,
   meteringLoadSeconds: 5,
   meteringProbeRecords: 2000,
+  batchLines: 1000,
+  batchTokens: 16,
+  batchRounds: 2,
+  batchInteractiveMs: 250,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -192,6 +205,7 @@ export const fullSizes: BenchSizes = {
   meteringOverheadRequests: 5,
   meteringLoadSeconds: 15,
   meteringProbeRecords: 5000,
+  batchLines: 2000,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

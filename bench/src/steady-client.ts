@@ -3,14 +3,15 @@ import { fileURLToPath } from "node:url";
 import { BenchHttp } from "./http-client.js";
 
 /**
- * Account B of the fairness scenario, in a process of its own: B is another client of Hearth,
- * and timed from the load generator's own process its requests would also wait behind that
- * process's work for A's flood (sending 500 requests, reading their answers), which is no
- * part of Hearth. The parent asks for requests one after another (`sequential`), or one a
- * second from `start` until `stop` (`steady`); this process times each request's first token.
+ * Account B of the fairness scenario (and the interactive client of the batch scenario), in a
+ * process of its own: B is another client of Hearth, and timed from the load generator's own
+ * process its requests would also wait behind that process's work for A's flood (sending 500
+ * requests, reading their answers), which is no part of Hearth. The parent asks for requests one
+ * after another (`sequential`), or one a period (a second) from `start` until `stop` (`steady`);
+ * this process times each request's first token.
  */
 
-type Command = { type: "sequential"; count: number } | { type: "start" } | { type: "stop" };
+type Command = { type: "sequential"; count: number } | { type: "start"; periodMs: number } | { type: "stop" };
 
 type Reply = { type: "ready" } | { type: "ttfts"; ttfts: number[] } | { type: "error"; message: string };
 
@@ -49,9 +50,12 @@ export class SteadyClient {
     return this.ask({ type: "sequential", count });
   }
 
-  /** Starts one streamed request a second; `stop` ends them and gives their times to first token. */
-  steady(): { stop(): Promise<number[]> } {
-    const ttfts = this.ask({ type: "start" });
+  /**
+   * Starts one streamed request every `periodMs` (one a second by default; the next waits for the
+   * last's end); `stop` ends them and gives their times to first token.
+   */
+  steady(periodMs = 1000): { stop(): Promise<number[]> } {
+    const ttfts = this.ask({ type: "start", periodMs });
     return {
       stop: () => {
         this.child.send({ type: "stop" } satisfies Command);
@@ -93,7 +97,7 @@ async function serve(setup: Setup): Promise<void> {
           wake();
         };
         while (going) {
-          const next = performance.now() + 1000;
+          const next = performance.now() + command.periodMs;
           ttfts.push((await b.stream(setup.body)).ttftMs);
           if (!going) break;
           await new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppDeps, AppEnv } from "./app-env.js";
 import { noteEvents } from "./request-log.js";
 import type { RouteTicket } from "./services/admission.js";
-import { BATCH_PRIORITY_OFFSET } from "./batch-call.js";
+import { BATCH_PRIORITY_OFFSET } from "../requests/queue-lanes.js";
 
 /**
  * A generation's admission (services/admission.ts) from a route: its tokens and in-flight slot
@@ -27,7 +27,7 @@ export async function admitGeneration(
     ...ticket,
     track: (events) => noteEvents(ticket.track(events), note),
     queueing: {
-      // A batch's line waits behind every interactive request (batch-call.ts).
+      // A batch's line waits behind every interactive request (requests/queue-lanes.ts).
       priority: ticket.priority + (batchId ? BATCH_PRIORITY_OFFSET : 0),
       onQueued: c.get("leaveIntake"),
       // With metering off, a tagged job's record would wait in the log for a meter that never runs.

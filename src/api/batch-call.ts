@@ -20,12 +20,6 @@ export function batchCallOf(c: Context): BatchCall | undefined {
   return (c.env as { hearthBatch?: BatchCall } | undefined)?.hearthBatch;
 }
 
-/**
- * A batch line's queue priority is this more than an interactive request's would be (BullMQ:
- * lower runs first, up to 2^21): every interactive request waiting runs before any line does.
- */
-export const BATCH_PRIORITY_OFFSET = 1_000_000;
-
 /** Runs a batch's line through `fetch` (the app's own), as a request to the batch's endpoint by its key. */
 export function lineCaller(fetch: (request: Request, env: { hearthBatch: BatchCall }) => Response | Promise<Response>) {
   return async (batch: BatchRow, line: NumberedLine, signal: AbortSignal): Promise<LineAnswer> => {

@@ -191,7 +191,7 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
     keys: new AccountKeys(database.db, { keyRevoked: (keyId) => apiKeys.forget(keyId) }),
     usage: new UsageReports(database.db, config.prices, options.now),
     files: new BatchFiles(database.db, storage, catalog, storedBytesLock, config.batch.maxFileBytes),
-    batches: new Batches(database.db),
+    batches: new Batches(database.db, () => batchRunner.nudge()),
   };
   const inFlight = new InFlightRequests(redis, config.redisPrefix, {
     staleMs: config.limits.inFlightStaleMs,
@@ -240,7 +240,12 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       readInput: (text, endpoint) => readBatchInput(text, endpoint, config.batch.maxLines),
       execute: lineCaller((request, env) => app.fetch(request, env)),
     },
-    { runnerId: processName, concurrency: config.batch.concurrency },
+    {
+      runnerId: processName,
+      concurrency: config.batch.concurrency,
+      maxBatches: config.batch.runs,
+      leaseMs: config.batch.leaseMs,
+    },
   );
   batchRunner.start();
 

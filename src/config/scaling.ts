@@ -50,6 +50,17 @@ export const scaling = {
     description:
       "Requests of one batch an API process keeps queued or running at once (docs/batch.md); more fill idle workers faster.",
   },
+  HEARTH_BATCH_RUNS: {
+    schema: int(0, 64),
+    default: "2",
+    description: "Batches one API process runs at once; 0: it runs none (other API processes run them).",
+  },
+  HEARTH_BATCH_LEASE_MS: {
+    schema: int(1_000, 600_000),
+    default: "30000",
+    description:
+      "How long an API process's hold on a batch lasts unless renewed; a dead one's batches are taken over after it.",
+  },
   HEARTH_MODEL_CACHE_TTL_MS: {
     schema: int(0, 600_000),
     default: "5000",

@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Db } from "../db/client.js";
-import { insertBatchResult, moveBatch, resultLines } from "../db/queries/batches.js";
+import { moveBatch, resultLines } from "../db/queries/batches.js";
 import { getFile } from "../db/queries/files.js";
 import type { BatchRow } from "../db/schema/batches.js";
 import type { BatchEndpoint, BatchInput, NumberedLine } from "../domain/batch.js";
 import type { Logger } from "../logger.js";
 import type { BlobStore } from "../storage/blob-store.js";
 import { type BatchEnding, writeBatchFiles } from "./batch-output.js";
+import { BatchResultWriter } from "./batch-result-writer.js";
 
 /** What a line's request was answered: its status, request ID and body (JSON, or text). */
 export interface LineAnswer {
@@ -36,11 +37,13 @@ const MAX_BACKOFF_MS = 10_000;
 /**
  * One runner's turn at one batch (control/batch-runner.ts holds its lease): validate its input,
  * run the lines without a result, `concurrency` at a time, and end it. Each line's result is
- * written once (batch_results' key): a line that ran but whose result was not written runs again
- * under the next runner, and only one result counts. `signal` stops it, with a StopReason.
+ * written once (batch_results' key), in groups (batch-result-writer.ts): a line that ran but whose
+ * result was not written runs again under the next runner, and only one result counts. `signal`
+ * stops it, with a StopReason.
  */
 export class BatchRun {
   private batch: BatchRow;
+  private readonly results: BatchResultWriter;
 
   constructor(
     private readonly deps: BatchRunDeps,
@@ -49,6 +52,7 @@ export class BatchRun {
     private readonly concurrency: number,
   ) {
     this.batch = batch;
+    this.results = new BatchResultWriter(deps.db, batch.id, concurrency);
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -97,7 +101,12 @@ export class BatchRun {
     const lane = async () => {
       while (!signal.aborted && next < pending.length) await this.runLine(pending[next++]!, signal);
     };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, pending.length) }, lane));
+    try {
+      await Promise.all(Array.from({ length: Math.min(this.concurrency, pending.length) }, lane));
+    } finally {
+      // What was answered is written before the run goes on or stops.
+      await this.results.drain();
+    }
   }
 
   /** Runs a line until it has an answer other than "too many requests" or "unavailable", and writes it. */
@@ -127,8 +136,7 @@ export class BatchRun {
         await sleep(wait, undefined, { signal }).catch(() => undefined);
         continue;
       }
-      await insertBatchResult(this.deps.db, {
-        batchId: this.batch.id,
+      await this.results.add({
         line: line.line,
         customId: line.custom_id,
         statusCode: answer.status,

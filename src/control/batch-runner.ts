@@ -7,11 +7,14 @@ export interface BatchRunnerOptions {
   runnerId: string;
   /** Lines of one batch in flight at once (HEARTH_BATCH_CONCURRENCY). */
   concurrency: number;
-  /** Batches this process runs at once. */
+  /** Batches this process runs at once (HEARTH_BATCH_RUNS); 0: none. */
   maxBatches?: number;
-  /** How long a runner's hold on a batch lasts unless renewed; a dead runner's batch is taken over after it. */
+  /**
+   * How long a runner's hold on a batch lasts unless renewed (HEARTH_BATCH_LEASE_MS); a dead
+   * runner's batch is taken over after it.
+   */
   leaseMs?: number;
-  /** How often a held batch's lease is renewed, and its cancel or expiry seen. */
+  /** How often a held batch's lease is renewed, and its cancel or expiry seen: by default a fifth of the lease, at most 2 s. */
   renewMs?: number;
   /** How often the runner looks for a batch to take. */
   pollMs?: number;
@@ -36,10 +39,16 @@ export class BatchRunner {
   ) {}
 
   start(): void {
-    const { pollMs = 1_000 } = this.options;
+    const { pollMs = 1_000, maxBatches = 2 } = this.options;
+    if (maxBatches === 0) return;
     this.timer = setInterval(() => void this.look(), pollMs);
     this.timer.unref();
     void this.look();
+  }
+
+  /** Looks for a batch to take now (one was created in this process), besides every `pollMs`. */
+  nudge(): void {
+    if (this.timer) void this.look();
   }
 
   /** Stops every batch's lines and gives the batches back at once, for another runner to go on. */
@@ -69,7 +78,8 @@ export class BatchRunner {
   }
 
   private runHeld(batch: BatchRow): void {
-    const { runnerId, concurrency, leaseMs = 30_000, renewMs = 2_000 } = this.options;
+    const { runnerId, concurrency, leaseMs = 30_000 } = this.options;
+    const renewMs = this.options.renewMs ?? Math.min(2_000, Math.floor(leaseMs / 5));
     const { db, log } = this.deps;
     const stop = new AbortController();
     let held = true;

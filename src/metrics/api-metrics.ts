@@ -103,7 +103,7 @@ export class ApiMetrics {
   });
   readonly expressRequests = new Counter({
     name: "hearth_express_requests_total",
-    help: "Base model requests of accounts with nothing else in flight sent to the express lane while the shared queue had a backlog (by base model; moved: not started within HEARTH_EXPRESS_WAIT_MS, moved to the shared queue).",
+    help: "Base model requests of accounts with nothing else in flight sent to the express lane while the shared queue had a backlog or a batch's lines ran from it (by base model; moved: not started within HEARTH_EXPRESS_WAIT_MS, moved to the shared queue).",
     labelNames: ["model", "outcome"],
     registers: [this.registry],
   });

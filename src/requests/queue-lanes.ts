@@ -20,8 +20,9 @@ export interface LaneChoices {
   /**
    * Fair scheduling's express lane (docs/security.md): a base model's request from an account
    * with nothing else in flight (priority 1) goes to the model's express queue when the shared
-   * queue has a backlog. Not started within `waitMs`, it moves to the shared queue (where its
-   * priority still puts it first).
+   * queue has a backlog, or when a batch's lines run from it and nothing waits in the lane.
+   * Not started within `waitMs`, it moves to the shared queue (where its priority still puts it
+   * first).
    */
   express?: { waitMs: number };
 }
@@ -83,10 +84,14 @@ export class QueueLanes {
     }
     if (adapterKey !== undefined) return { queue: shared, lane: "shared" };
     if (!express || priority !== 1) return { queue: shared, lane: "shared" };
-    const sharedWaiting = await this.redisCall(() => waitingCount(this.redis, shared));
-    if (sharedWaiting === 0) return { queue: shared, lane: "shared", sharedWaiting };
+    const lane = this.queues.get(jobs.inference.expressQueueName(baseModelId));
+    // Sent together: one round trip.
+    const [sharedWaiting, batchHolds] = await this.redisCall(() =>
+      Promise.all([waitingCount(this.redis, shared), batchLinesRunAndLaneIdle(this.redis, shared, lane)]),
+    );
+    if (sharedWaiting === 0 && !batchHolds) return { queue: shared, lane: "shared", sharedWaiting };
     observer?.expressed?.(baseModelId);
-    return { queue: this.queues.get(jobs.inference.expressQueueName(baseModelId)), lane: "express", sharedWaiting };
+    return { queue: lane, lane: "express", sharedWaiting };
   }
 
   /**
@@ -177,6 +182,35 @@ export class QueueLanes {
 
 /** BullMQ's largest priority (2^21). */
 const MAX_PRIORITY = 2_097_152;
+
+/**
+ * A batch's line queues with this more than an interactive request's priority (BullMQ: lower
+ * runs first): every interactive request waiting runs before any line does. Lines never take
+ * the express lane (their priority is never 1).
+ */
+export const BATCH_PRIORITY_OFFSET = 1_000_000;
+
+/**
+ * Whether a batch's line runs from the shared queue (a job in its active list with a batch's
+ * priority) while nothing waits in the express lane. Batch lines may hold every sequence with
+ * none waiting (a batch keeps a fixed number of lines in flight): a lone request in the shared
+ * queue would then wait for a line to end, however long, where the lane starts it at once.
+ * KEYS: the shared queue's active list, the lane's wait and paused lists and prioritized set;
+ * ARGV: the shared queue's job key prefix, the lowest priority of a batch's line.
+ */
+const BATCH_HOLDS = `
+if redis.call("LLEN", KEYS[2]) + redis.call("LLEN", KEYS[3]) + redis.call("ZCARD", KEYS[4]) > 0 then return 0 end
+local lowest = tonumber(ARGV[2])
+for _, id in ipairs(redis.call("LRANGE", KEYS[1], 0, -1)) do
+  local priority = tonumber(redis.call("HGET", ARGV[1] .. id, "priority"))
+  if priority and priority >= lowest then return 1 end
+end
+return 0`;
+
+async function batchLinesRunAndLaneIdle(redis: RedisClient, shared: Queue, lane: Queue): Promise<boolean> {
+  const keys = [shared.keys.active!, lane.keys.wait!, lane.keys.paused!, lane.keys.prioritized!];
+  return (await redis.eval(BATCH_HOLDS, keys.length, ...keys, shared.toKey(""), BATCH_PRIORITY_OFFSET)) === 1;
+}
 
 /**
  * The jobs waiting for a worker (the wait and paused lists, and the prioritized set), as plain

@@ -1,8 +1,10 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
+import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
 import { jobs } from "../../src/jobs/jobs.js";
+import { BATCH_PRIORITY_OFFSET } from "../../src/requests/queue-lanes.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { createTestAccount, type Management } from "../helpers/management.js";
@@ -123,6 +125,111 @@ describe("the express lane", () => {
     expect(await metric('hearth_express_requests_total{model="hearth-tiny",outcome="sent"}')).toBe(1);
     expect((await Promise.all(floodRuns)).map((r) => r.status)).toEqual([200, 200]);
   });
+});
+
+/**
+ * Batches beside interactive requests (docs/security.md, the express lane): a batch's lines
+ * queue below every interactive request and never take the express lane, even from an account
+ * with nothing else in flight; and while a line holds the worker's only sequence with nothing
+ * waiting (the batch keeps one line in flight), another account's request runs at once on the
+ * express context instead of waiting for the line to end.
+ */
+describe("batches and the express lane", () => {
+  let hearth: TestHearth;
+  let queue: Queue;
+  let close: () => Promise<void>;
+  let lane: Queue;
+  beforeAll(async () => {
+    ({ hearth, queue, close } = await oneSequenceHearth(
+      {
+        HEARTH_EXPRESS_SEQUENCES: "1",
+        HEARTH_CONTEXT_SIZE: "2048",
+        HEARTH_QUEUE_TIMEOUT_MS: "60000",
+        HEARTH_BATCH_CONCURRENCY: "1",
+      },
+      false,
+    ));
+    lane = new Queue(jobs.inference.expressQueueName("hearth-tiny"), {
+      connection: (await queue.client).duplicate(),
+      prefix: hearth.config.redisPrefix,
+    });
+  });
+  afterAll(async () => {
+    await lane?.close();
+    await close?.();
+  });
+
+  const expressed = async () => {
+    const res = await fetch(`${hearth.url}/metrics`, { headers: { authorization: `Bearer ${hearth.apiKey}` } });
+    const line = (await res.text())
+      .split("\n")
+      .find((l) => l.startsWith('hearth_express_requests_total{model="hearth-tiny",outcome="sent"} '));
+    return Number(line?.split(" ").at(-1) ?? 0);
+  };
+  /** A batch of `count` completions of `maxTokens` tokens by `who`; its ID. */
+  const batchOf = async (who: Management, count: number, maxTokens: number) => {
+    const sdk = new OpenAI({ baseURL: hearth.baseURL, apiKey: who.apiKey, maxRetries: 0 });
+    const text = Array.from({ length: count }, (_, i) =>
+      JSON.stringify({
+        custom_id: `l${i}`,
+        method: "POST",
+        url: "/v1/completions",
+        body: { model: HEARTH_TINY_REF, prompt: "Hi", max_tokens: maxTokens, temperature: 0 },
+      }),
+    ).join("\n");
+    const file = await sdk.files.create({ file: await toFile(Buffer.from(text), "in.jsonl"), purpose: "batch" });
+    const batch = await sdk.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/completions",
+      completion_window: "24h",
+    });
+    return { id: batch.id, sdk };
+  };
+
+  it("queues a batch's lines below interactive requests, never in the express lane", async () => {
+    const flood = await createTestAccount(hearth, "flood-b");
+    const batcher = await createTestAccount(hearth, "batcher");
+    // No worker yet: the flood's two requests wait (a backlog), then the batch's line.
+    const body = { model: HEARTH_TINY_REF, prompt: "Hi", max_tokens: 4, temperature: 0 };
+    const floodRuns = [0, 1].map(() => flood.call("POST", "/v1/completions", body));
+    await eventually(async () => expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(2));
+    const { id, sdk } = await batchOf(batcher, 2, 4);
+    await eventually(async () => expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(3), 10_000);
+    const priorities = (await queue.getJobs(["prioritized"])).map((j) => j.opts.priority!).sort((a, b) => a - b);
+    expect(priorities).toEqual([1, 2, BATCH_PRIORITY_OFFSET + 1]);
+    expect(await lane.getJobCountByTypes("waiting", "prioritized", "active")).toBe(0);
+    expect(await expressed()).toBe(0);
+
+    const worker = await hearth.startWorker();
+    expect((await Promise.all(floodRuns)).map((r) => r.status)).toEqual([200, 200]);
+    await eventually(async () => expect((await sdk.batches.retrieve(id)).status).toBe("completed"), 30_000);
+    expect(await expressed()).toBe(0);
+    await worker.close(1_000);
+  }, 60_000);
+
+  it("runs another account's request at once while a batch's line holds the only sequence", async () => {
+    const batcher = await createTestAccount(hearth, "long-batcher");
+    const calm = await createTestAccount(hearth, "calm-b");
+    await hearth.startWorker();
+    const { id, sdk } = await batchOf(batcher, 2, 2000);
+    // The line runs on the worker's one sequence; the batch keeps no other in flight: nothing waits.
+    await eventually(async () => {
+      expect(await queue.getJobCountByTypes("active")).toBe(1);
+      expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(0);
+    }, 10_000);
+    const reply = await calm.call("POST", "/v1/completions", {
+      model: HEARTH_TINY_REF,
+      prompt: "Hi",
+      max_tokens: 8,
+      temperature: 0,
+    });
+    expect(reply.status).toBe(200);
+    // Answered while the batch's first line still runs: through the express lane.
+    expect((await sdk.batches.retrieve(id)).request_counts).toMatchObject({ completed: 0, failed: 0 });
+    expect(await expressed()).toBe(1);
+    await sdk.batches.cancel(id);
+    await eventually(async () => expect((await sdk.batches.retrieve(id)).status).toBe("cancelled"), 30_000);
+  }, 60_000);
 });
 
 /** A Hearth whose worker runs one request at a time (one job, one sequence), and its model's shared queue. */

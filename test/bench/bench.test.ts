@@ -84,6 +84,10 @@ const tinySizes: BenchSizes = {
   meteringOverheadRequests: 1,
   meteringLoadSeconds: 1,
   meteringProbeRecords: 20,
+  batchLines: 4,
+  batchTokens: 2,
+  batchRounds: 1,
+  batchInteractiveMs: 250,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };

@@ -1,3 +1,4 @@
+import { benchAccount } from "../bench-accounts.js";
 import { BenchHttp } from "../http-client.js";
 import { SteadyClient } from "../steady-client.js";
 import { figure, target, type BenchContext, type ScenarioResult } from "../scenario.js";
@@ -17,9 +18,9 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
   const { sizes, progress, cluster } = ctx;
   const admin = new BenchHttp(cluster.url, cluster.apiKey);
   const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: sizes.loadTokens, temperature: 0 };
-  const a = new BenchHttp(cluster.url, await account(admin, "bench-flood", sizes.fairnessFlood * 2));
+  const a = new BenchHttp(cluster.url, await benchAccount(admin, "bench-flood", sizes.fairnessFlood * 2));
   // B is a client of its own, in its own process: its times are not held up by the bench's work for A's flood.
-  const b = await SteadyClient.start({ url: cluster.url, apiKey: await account(admin, "bench-steady", 16), body });
+  const b = await SteadyClient.start({ url: cluster.url, apiKey: await benchAccount(admin, "bench-steady", 16), body });
   try {
     // A warm-up flood and B's first requests, so that "alone" is not also "first" (or cold code).
     await flood(a, body, Math.min(50, sizes.fairnessFlood));
@@ -104,16 +105,6 @@ export async function fairnessScenario(ctx: BenchContext): Promise<ScenarioResul
     a.close();
     b.close();
   }
-}
-
-/** A new account (limits high enough for the flood): a key of its own. */
-async function account(admin: BenchHttp, id: string, inFlight: number): Promise<string> {
-  await admin.postJson("/v1/admin/accounts", { accountId: id });
-  const patched = await admin.patchJson(`/v1/admin/accounts/${id}`, { limits: { maxInFlightRequests: inFlight } });
-  if (patched.status !== 200) throw new Error(`could not set ${id}'s limits: ${JSON.stringify(patched.body)}`);
-  const issued = await admin.postJson(`/v1/admin/accounts/${id}/api-keys`, { scopes: ["inference"] });
-  if (issued.status !== 200) throw new Error(`could not make a key for ${id}: ${JSON.stringify(issued.body)}`);
-  return (issued.body as { key: string }).key;
 }
 
 interface Flood {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.js";
 import { eventually } from "../helpers/eventually.js";
@@ -124,6 +124,43 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
       temperature: 0,
     });
     expect(r.choices[0]!.text).toHaveLength(12);
+  });
+
+  it("runs a batch through the official SDK: upload, create, poll, read the output file", async () => {
+    const apiKey = (await fs.readFile(path.join(dataDir, "admin-api-key"), "utf8")).trim();
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0 });
+    const lines = ["The fire ", "A kettle "].map((prompt, i) =>
+      JSON.stringify({
+        custom_id: `line-${i}`,
+        method: "POST",
+        url: "/v1/completions",
+        body: { model: "accounts/hearth/models/hearth-tiny", prompt, max_tokens: 12, temperature: 0 },
+      }),
+    );
+    const file = await client.files.create({
+      file: await toFile(Buffer.from(lines.join("\n")), "requests.jsonl"),
+      purpose: "batch",
+    });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/completions",
+      completion_window: "24h",
+    });
+    const batch = await eventually(async () => {
+      const now = await client.batches.retrieve(created.id);
+      expect(now.status).toBe("completed");
+      return now;
+    }, 60_000);
+    expect(batch.request_counts).toEqual({ total: 2, completed: 2, failed: 0 });
+    const output = (await (await client.files.content(batch.output_file_id!)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { custom_id: string; response: { status_code: number; body: OpenAI.Completion } });
+    expect(output.map((l) => l.custom_id).sort()).toEqual(["line-0", "line-1"]);
+    for (const line of output) {
+      expect(line.response.status_code).toBe(200);
+      expect(line.response.body.choices[0]!.text).toHaveLength(12);
+    }
   });
 
   it("serves the pages and the console: sign in, generate, operations, metrics (Chromium)", async () => {

@@ -7,6 +7,7 @@ import {
   listBatchesRoute,
 } from "../contract/batch/batches-routes.js";
 import { mountRoute } from "../mount-route.js";
+import { cursorPage } from "../services/batch-files.js";
 import { batchObject } from "../services/batches.js";
 
 /** The batches API (docs/batch.md): create a batch from a file, read it, list them, cancel one. */
@@ -19,18 +20,7 @@ export function batchesRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
     c.json(batchObject(await batches.get(c.get("caller"), params.batch_id!)), 200),
   );
   mountRoute(app, listBatchesRoute, async (c, { query }) => {
-    const { rows, hasMore } = await batches.list(c.get("caller"), query);
-    const data = rows.map(batchObject);
-    return c.json(
-      {
-        object: "list" as const,
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: hasMore,
-      },
-      200,
-    );
+    return c.json(cursorPage(await batches.list(c.get("caller"), query), batchObject), 200);
   });
   mountRoute(app, cancelBatchRoute, async (c, { params }) =>
     c.json(batchObject(await batches.cancel(c.get("caller"), params.batch_id!)), 200),

@@ -12,7 +12,7 @@ import {
 import { downloadHeaders } from "../file-download.js";
 import { parseForm } from "../middleware/parse-body.js";
 import { mountRoute } from "../mount-route.js";
-import { fileObject } from "../services/batch-files.js";
+import { cursorPage, fileObject } from "../services/batch-files.js";
 
 /** The files API (docs/batch.md): upload a batch's input, list, read and delete files. */
 export function filesRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
@@ -25,18 +25,7 @@ export function filesRoutes(app: Hono<AppEnv>, { management }: AppDeps) {
     return c.json(fileObject(row), 200);
   });
   mountRoute(app, listFilesRoute, async (c, { query }) => {
-    const { rows, hasMore } = await files.list(c.get("caller"), query);
-    const data = rows.map(fileObject);
-    return c.json(
-      {
-        object: "list" as const,
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: hasMore,
-      },
-      200,
-    );
+    return c.json(cursorPage(await files.list(c.get("caller"), query), fileObject), 200);
   });
   mountRoute(app, getFileRoute, async (c, { params }) =>
     c.json(fileObject(await files.get(c.get("caller"), params.file_id!)), 200),

@@ -19,6 +19,18 @@ export interface Page<T> {
   hasMore: boolean;
 }
 
+/** A page as OpenAI's cursor-paginated list shows it, each row as `show` makes it. */
+export function cursorPage<R, T extends { id: string }>({ rows, hasMore }: Page<R>, show: (row: R) => T) {
+  const data = rows.map(show);
+  return {
+    object: "list" as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: hasMore,
+  };
+}
+
 /**
  * The files API (docs/batch.md): an account's batch input files, stored in the BlobStore and
  * counted in its stored-bytes quota, and the output files its batches wrote.

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { BATCH_ENDPOINTS, BATCH_STATUSES } from "../../../domain/batch.js";
 import { contractRoute, jsonContent, ok } from "../route.js";
+import { cursorList } from "./cursor-list.js";
 
 /** The batches API (docs/batch.md), in OpenAI's shape. */
 
@@ -111,18 +112,7 @@ export const listBatchesRoute = contractRoute({
       limit: z.coerce.number().int().min(1).max(100).default(20),
     }),
   },
-  responses: ok(
-    "The batches, newest first.",
-    z
-      .strictObject({
-        object: z.literal("list"),
-        data: z.array(batchSchema),
-        first_id: z.string().nullable(),
-        last_id: z.string().nullable(),
-        has_more: z.boolean(),
-      })
-      .openapi("BatchList"),
-  ),
+  responses: ok("The batches, newest first.", cursorList(batchSchema, "BatchList")),
   errors: { invalid_request: "limit out of range.", not_found: "`after` names no batch of the account." },
 });
 

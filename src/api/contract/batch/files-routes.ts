@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { contractRoute, ok } from "../route.js";
+import { cursorList } from "./cursor-list.js";
 
 /** The files API (docs/batch.md): batches' input files, and the output and error files Hearth writes. */
 
@@ -22,15 +23,7 @@ export const fileSchema = z
   .openapi("File");
 export type FileObject = z.infer<typeof fileSchema>;
 
-export const fileListSchema = z
-  .strictObject({
-    object: z.literal("list"),
-    data: z.array(fileSchema),
-    first_id: z.string().nullable(),
-    last_id: z.string().nullable(),
-    has_more: z.boolean(),
-  })
-  .openapi("FileList");
+export const fileListSchema = cursorList(fileSchema, "FileList");
 
 export const uploadFileForm = z.object({
   purpose: z.string().openapi({ description: "`batch`: the only purpose Hearth takes." }),

@@ -1,6 +1,7 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
-import { serializeSampling } from "../../src/workers/engine/serial-sampling.js";
+import { guardSampling, samplingWidth } from "../../src/workers/engine/sampling-guard.js";
+import { usableCores } from "../../src/process/usable-cores.js";
 
 /**
  * The baseline: the same generation done directly with node-llama-cpp in the bench
@@ -62,7 +63,7 @@ export class InProcessModel {
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
   ) {
-    serializeSampling(context);
+    guardSampling(context, samplingWidth(usableCores()));
     observeDecodes(context, (decode) => {
       if (decode.tokens !== decode.sequences) return;
       this.counted.steps++;

@@ -15,7 +15,7 @@ interface NativeBatching {
  *
  * node-llama-cpp builds each batch on its internal native context (`_ctx`: initBatch, then
  * addToBatch per sequence, then decodeBatch); this shadows those three on the instance, as
- * serial-sampling.ts does for sampling. The test that runs concurrent sequences through the
+ * sampling-guard.ts does for sampling. The test that runs concurrent sequences through the
  * engine (llama-engine.test.ts) fails on a version where they change.
  */
 export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeSample) => void): void {

@@ -16,7 +16,7 @@ interface BiasArrays {
  * byte (a piece with one is checked only up to it), and across pieces it takes overlong and
  * surrogate completions (E0 then 82 A9). Such a token can be allowed as one thing and written as
  * another (invalid JSON, a string that fails its schema), and a piece read as U+0000 is refused
- * only once sampled, which fails the sampling (serial-sampling.ts).
+ * only once sampled, which fails the sampling (sampling-guard.ts).
  *
  * So under a grammar Hearth bans:
  * - pieces with a NUL byte or with anything that is not UTF-8 inside them (token-pieces.ts);

@@ -25,7 +25,7 @@ import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
 import { GrammarTokenBans } from "./grammar-token-bans.js";
 import { withSamplingErrors } from "./sampling-error.js";
-import { takeSamplingFailure } from "./serial-sampling.js";
+import { takeSamplingFailure } from "./sampling-guard.js";
 import { evaluateOptions } from "./evaluate-options.js";
 import { ToolCallConstraint } from "./tool-call-constraint.js";
 import { TokenTextDecoder } from "./token-text.js";

@@ -42,7 +42,7 @@ import { PromptCache } from "./prompt-cache.js";
 import { kvCellBytes } from "./kv-cell-bytes.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
-import { serializeSampling } from "./serial-sampling.js";
+import { guardSampling, samplingWidth } from "./sampling-guard.js";
 import { StepGang } from "./step-gang.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
@@ -203,7 +203,7 @@ class LlamaEngineModel implements EngineModel {
     });
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
-    serializeSampling(context);
+    guardSampling(context, samplingWidth(usableCores()));
     const hooks = SampleHooks.attach(context);
     if (batching) {
       batching.attach(context);

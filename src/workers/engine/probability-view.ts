@@ -41,7 +41,7 @@ const TRUNCATING = ["topK", "topP", "minP", "xtcProbability", "xtcThreshold", "g
  * node-llama-cpp has no public way to do this, so it goes through three of its internals,
  * each checked: the native sampler class on `llama._bindings` (wrapped so that each sampler's
  * last settings are known), the model's native handle (`_model`), and the context's native
- * `sampleToken` (wrapped, like serializeSampling does). The engine's logprob tests compare
+ * `sampleToken` (wrapped, like guardSampling does). The engine's logprob tests compare
  * with the bigram oracle and fail on a version where this stops working.
  */
 export function enableProbabilityViews(context: LlamaContext, model: LlamaModel): void {

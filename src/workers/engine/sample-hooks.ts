@@ -33,7 +33,7 @@ interface NativeContext {
  * say (typical sampling, typical-sampling.ts). node-llama-cpp samples each sequence of a batch
  * through its internal native context (`_ctx.sampleToken`) with a batch logit index; which
  * sequence that index belongs to is what `addToBatch` returned for the sequence when the
- * batch was built. This shadows those three methods on the instance, as serial-sampling.ts
+ * batch was built. This shadows those three methods on the instance, as sampling-guard.ts
  * and decode-observer.ts do; the engine tests that sample with a hook fail on a version
  * where they change.
  */
@@ -44,7 +44,7 @@ export class SampleHooks {
 
   private constructor() {}
 
-  /** Call after serializeSampling, so that a hook's samplings are serialized each. */
+  /** Call after guardSampling, so that a hook's samplings are serialized each. */
   static attach(context: LlamaContext): SampleHooks {
     const native = (context as unknown as { _ctx?: Partial<NativeContext> })._ctx;
     if (

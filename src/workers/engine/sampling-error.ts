@@ -5,7 +5,7 @@ const NO_TOKEN = "Failed to sample next token";
 
 /**
  * The error a request's generation ends with when node-llama-cpp threw `error` out of it:
- * a failed sampling (serial-sampling.ts turns one into node-llama-cpp's "no token", and keeps
+ * a failed sampling (sampling-guard.ts turns one into node-llama-cpp's "no token", and keeps
  * the native error, `nativeFailure`) is a `model_error` when a grammar was in force, where
  * llama.cpp's grammar refusing a token it had let through is the known cause, and an internal
  * error otherwise. Anything else is `error` itself.

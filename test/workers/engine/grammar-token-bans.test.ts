@@ -2,7 +2,7 @@
  * Under a grammar, Hearth bans the tokens llama.cpp's grammar misreads (grammar-token-bans.ts),
  * so that on a byte-level vocabulary like the bench model's (here in a small model) structured
  * output always parses and validates. Before the bans, these generations ended the process
- * (llama.cpp refusing a sampled token it had let through; serial-sampling.test.ts) or wrote
+ * (llama.cpp refusing a sampled token it had let through; sampling-guard.test.ts) or wrote
  * NUL bytes outside strings.
  */
 import { mkdtemp, rm } from "node:fs/promises";

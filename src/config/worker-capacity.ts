@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { GPU_CHOICES } from "../domain/gpu.js";
-import { int, optionalInt } from "./schemas.js";
+import { parseCudaArchitectures } from "./cuda-architectures.js";
+import { bool, int, optionalInt, optionalString, parsedBy } from "./schemas.js";
 import type { VariableSpec } from "./spec.js";
 
 /**
@@ -76,6 +77,17 @@ export const workerCapacity = {
     }),
     default: "auto",
     description: "Layers of each model put on the GPU: auto (as many as fit its memory), max (all), or a number.",
+  },
+  HEARTH_GPU_CHECK: {
+    schema: bool,
+    default: "true",
+    description:
+      "Before a worker uses CUDA, a child process runs a tiny model on the GPU; if it fails, auto falls back, cuda stops.",
+  },
+  HEARTH_CUDA_ARCHITECTURES: {
+    schema: optionalString.pipe(parsedBy(parseCudaArchitectures).optional()),
+    description:
+      "GPU architectures `npm run build:cuda` compiles for, e.g. 80;90. Unset: those of this machine's GPUs.",
   },
 } satisfies Record<string, VariableSpec>;
 

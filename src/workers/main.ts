@@ -17,6 +17,8 @@ await runUntilSignalled(log, async () => {
         templateLimits: config.templates,
         gpu: config.worker.gpu,
         gpuLayers: config.worker.gpuLayers,
+        gpuCheck: config.worker.gpuCheck,
+        log: log.child("engine"),
       })
     : undefined;
   const worker = await HearthWorker.start(config, engine, log);

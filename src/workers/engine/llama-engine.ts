@@ -1,17 +1,16 @@
 import {
-  getLlama,
   LlamaLogLevel,
   LlamaText,
   resolveChatWrapper,
   type ChatWrapper,
   type Llama,
-  type LlamaOptions,
   type LlamaEmbeddingContext,
   type LlamaModel,
   type LlamaTextJSON,
 } from "node-llama-cpp";
 import type { GpuChoice, GpuLayers } from "../../domain/gpu.js";
 import { AppError } from "../../errors.js";
+import { createLogger, type Logger } from "../../logger.js";
 import { usableCores } from "../../process/usable-cores.js";
 import { defaultToolCallFormat } from "../../templates/default-tool-format.js";
 import { textPieces, type TemplateTextJSON } from "../../templates/template-protocol.js";
@@ -40,6 +39,7 @@ import { LlamaGrammars } from "./llama-grammars.js";
 import { CellEraser } from "./cell-eraser.js";
 import { PromptCache } from "./prompt-cache.js";
 import { kvCellBytes } from "./kv-cell-bytes.js";
+import { loadLlama } from "./llama-loader.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
 import { guardSampling, samplingWidth } from "./sampling-guard.js";
@@ -71,18 +71,27 @@ export class LlamaEngine implements Engine {
       /** HEARTH_GPU and HEARTH_GPU_LAYERS. */
       gpu?: GpuChoice;
       gpuLayers?: GpuLayers;
+      /** HEARTH_GPU_CHECK: run a model on the GPU in a child process before using CUDA (llama-loader.ts). */
+      gpuCheck?: boolean;
+      /** Where the backend's choice and any fallback are told; by default warnings to stderr. */
+      log?: Logger;
     } = {},
   ): Promise<LlamaEngine> {
     const gpu = options.gpu ?? "auto";
-    const llama = await loadLlama(gpu, {
-      build: "never",
-      // All contexts of this process share this many threads. node-llama-cpp's CPU default is
-      // at least 4, which on a machine with fewer cores makes concurrent contexts spin against
-      // each other, and throughput collapses.
-      maxThreads: options.maxThreads ?? usableCores(),
-      progressLogs: false,
-      logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
-    });
+    const check = { log: options.log ?? createLogger("warn", "engine"), enabled: options.gpuCheck ?? true };
+    const llama = await loadLlama(
+      gpu,
+      {
+        build: "never",
+        // All contexts of this process share this many threads. node-llama-cpp's CPU default is
+        // at least 4, which on a machine with fewer cores makes concurrent contexts spin against
+        // each other, and throughput collapses.
+        maxThreads: options.maxThreads ?? usableCores(),
+        progressLogs: false,
+        logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
+      },
+      check,
+    );
     const templates = new TemplateSandbox(options.templateLimits ?? DEFAULT_TEMPLATE_LIMITS);
     // Started now, so the first chat with an adapter's template does not wait for a thread.
     await templates.warm();
@@ -302,20 +311,4 @@ function plainStops(triggers: TemplateTextJSON[]): string[] {
     .filter((trigger) => trigger.every((piece) => typeof piece === "string"))
     .map((trigger) => trigger.join(""))
     .filter((stop) => stop.length > 0);
-}
-
-/**
- * llama.cpp with the backend HEARTH_GPU asks for. A backend named and not usable here stops
- * the worker at start with a message that says so, rather than running on the CPU unseen.
- */
-async function loadLlama(gpu: GpuChoice, options: Omit<LlamaOptions, "gpu">): Promise<Llama> {
-  try {
-    return await getLlama({ ...options, gpu: gpu === "off" ? false : gpu });
-  } catch (cause) {
-    if (gpu === "auto" || gpu === "off") throw cause;
-    throw new Error(
-      `HEARTH_GPU=${gpu}: llama.cpp has no usable ${gpu} backend on this machine (${(cause as Error).message}); set HEARTH_GPU to auto or off.`,
-      { cause },
-    );
-  }
 }

@@ -1,5 +1,6 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
+import { lastCudaBuild } from "../../src/workers/engine/local-cuda-build.js";
 import { guardSampling, samplingWidth } from "../../src/workers/engine/sampling-guard.js";
 import { usableCores } from "../../src/process/usable-cores.js";
 
@@ -35,8 +36,17 @@ export interface LlamaBuildInfo {
 }
 
 let shared: Promise<Llama> | undefined;
+/** The backend workers load: node-llama-cpp's best, with the local CUDA build where there is one (build:cuda). */
 const llamaInstance = () =>
-  (shared ??= getLlama({ gpu: "auto", build: "never", progressLogs: false, logLevel: LlamaLogLevel.error }));
+  (shared ??= lastCudaBuild().then((build) =>
+    getLlama({
+      gpu: "auto",
+      build: "never",
+      progressLogs: false,
+      logLevel: LlamaLogLevel.error,
+      ...(build ? { cmakeOptions: build.cmakeOptions } : {}),
+    }),
+  ));
 
 /** What llama.cpp build node-llama-cpp uses here (the release it was built from, CPU features). */
 export async function llamaBuildInfo(): Promise<LlamaBuildInfo> {

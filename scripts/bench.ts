@@ -5,6 +5,7 @@
  *
  *   npm run bench -- [--quick] [--scenarios overhead,floor,...] [--db pglite|postgres] [--large]
  *                    [--threads N] [--models-dir DIR] [--out DIR] [--profile DIR] [--no-progress]
+ *                    [--versus llama-server=PATH]
  *
  * Prints a table and writes bench/results/<scenario>-<machine class>.json for each scenario run
  * (the latest result per scenario and class of machine) and latest.json (the whole run).
@@ -17,12 +18,14 @@ import { createProgress, silentProgress } from "../bench/src/progress.js";
 import { renderReport } from "../bench/src/report-table.js";
 import { writeResults } from "../bench/src/results-file.js";
 import { runBench } from "../bench/src/run-bench.js";
-import { SCENARIO_IDS, type ScenarioId } from "../bench/src/scenario.js";
+import { llamaServerBinary } from "../bench/src/llama-server.js";
+import { ALL_SCENARIO_IDS, SCENARIO_IDS, type ScenarioId } from "../bench/src/scenario.js";
 import { fullSizes, quickSizes } from "../bench/src/sizes.js";
 
 const usage = `usage: npm run bench -- [options]
   --quick                 fewer repetitions and shorter streams (bench/src/sizes.ts); default: the full run
-  --scenarios LIST        comma-separated, of: ${SCENARIO_IDS.join(", ")} (default: all)
+  --scenarios LIST        comma-separated, of: ${ALL_SCENARIO_IDS.join(", ")}
+                          (default: all but versus, and versus too when --versus is given)
   --db pglite|postgres    the API's database (default pglite; postgres: a fresh database on --postgres-url)
   --postgres-url URL      admin URL of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
   --large                 the Llama-3.2-1B shape (about 1.3 GB) instead of SmolLM-135M
@@ -35,6 +38,9 @@ const usage = `usage: npm run bench -- [options]
   --models-dir DIR        where the benchmark models are built and kept (default <HEARTH_DATA_DIR>/bench-models)
   --out DIR               results directory (default bench/results)
   --profile DIR           write CPU profiles (node --cpu-prof) of the API and worker processes to DIR
+  --versus llama-server=PATH
+                          adds the scenario versus: llama.cpp's own server (that binary) beside Hearth on
+                          hearth-tiny, the same threads and slots (how to build it: docs/bench-versus.md)
   --no-progress           no progress line`;
 
 const { values } = parseArgs({
@@ -52,6 +58,7 @@ const { values } = parseArgs({
     "models-dir": { type: "string" },
     out: { type: "string", default: "bench/results" },
     profile: { type: "string" },
+    versus: { type: "string" },
     "no-progress": { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -66,11 +73,15 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
+const versus = values.versus === undefined ? undefined : llamaServerBinary(values.versus);
+if (versus && "error" in versus) fail(versus.error);
+const llamaServer = versus && "path" in versus ? versus.path : undefined;
 const scenarios = (values.scenarios
   ?.split(",")
   .map((s) => s.trim())
-  .filter(Boolean) ?? [...SCENARIO_IDS]) as ScenarioId[];
-for (const id of scenarios) if (!SCENARIO_IDS.includes(id)) fail(`unknown scenario ${JSON.stringify(id)}`);
+  .filter(Boolean) ?? [...SCENARIO_IDS, ...(llamaServer ? (["versus"] as const) : [])]) as ScenarioId[];
+for (const id of scenarios) if (!ALL_SCENARIO_IDS.includes(id)) fail(`unknown scenario ${JSON.stringify(id)}`);
+if (scenarios.includes("versus") && !llamaServer) fail("the scenario versus needs --versus llama-server=PATH");
 if (values.db !== "pglite" && values.db !== "postgres") fail(`--db must be pglite or postgres, not ${values.db}`);
 const wholeNumber = (option: string, value: string, max: number) => {
   const n = Number(value);
@@ -111,6 +122,7 @@ const report = await runBench({
     maxAdapters: Math.max(...sizes.memoryLevels, sizes.adapterSpread) + sizes.coldAdapters,
   },
   profileDir: values.profile,
+  llamaServer,
   progress: values["no-progress"] ? silentProgress : createProgress(),
 });
 console.log(renderReport(report));

@@ -24,15 +24,16 @@ function killChildrenOnExit(): void {
 }
 
 /**
- * One Hearth process (API or worker) run by the bench: `node --import tsx <entry>`,
- * its output kept (the last few kilobytes) to explain a failure, stopped with SIGTERM
- * so it shuts down in order (and writes its CPU profile when asked for one).
+ * One program run by the bench (a Hearth process, or a server it is compared with), its output
+ * kept (the last few kilobytes) to explain a failure, stopped with SIGTERM so it shuts down in
+ * order, and killed with the bench however the bench exits.
  */
-export class HearthChild {
+export class BenchChild {
   private output = "";
+  private ended = false;
   private exited: Promise<number | null>;
 
-  private constructor(
+  protected constructor(
     readonly role: string,
     private readonly child: ChildProcess,
   ) {
@@ -42,26 +43,25 @@ export class HearthChild {
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
     live.add(child);
-    this.exited = new Promise((resolve) =>
-      child.once("exit", (code) => {
+    this.exited = new Promise((resolve) => {
+      const end = (code: number | null) => {
+        this.ended = true;
         live.delete(child);
         resolve(code);
-      }),
-    );
+      };
+      child.once("exit", end);
+      // A program that could not start (spawn's ENOENT, EACCES) emits "error" and no "exit".
+      child.once("error", (error) => {
+        this.output += `\n${error.message}`;
+        if (child.pid === undefined) end(null);
+      });
+    });
   }
 
-  static spawn(
-    role: string,
-    entry: string,
-    options: { cwd: string; env: NodeJS.ProcessEnv; nodeArgs?: string[] },
-  ): HearthChild {
+  /** `command args…`, e.g. a llama.cpp server binary. */
+  static program(role: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): BenchChild {
     killChildrenOnExit();
-    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    return new HearthChild(role, child);
+    return new BenchChild(role, spawn(command, args, { env: options.env, stdio: ["ignore", "pipe", "pipe"] }));
   }
 
   get pid(): number {
@@ -69,7 +69,7 @@ export class HearthChild {
   }
 
   get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+    return !this.ended && this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** What the process printed last, for error messages. */
@@ -89,5 +89,25 @@ export class HearthChild {
     const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+}
+
+/**
+ * One Hearth process (API or worker) run by the bench: `node --import tsx <entry>`; SIGTERM
+ * lets it write its CPU profile when asked for one.
+ */
+export class HearthChild extends BenchChild {
+  static spawn(
+    role: string,
+    entry: string,
+    options: { cwd: string; env: NodeJS.ProcessEnv; nodeArgs?: string[] },
+  ): HearthChild {
+    killChildrenOnExit();
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return new HearthChild(role, child);
   }
 }

@@ -36,14 +36,21 @@ export class BenchHttp {
   constructor(
     baseUrl: string,
     private readonly apiKey: string,
-    /**
-     * Idle sockets are closed after this, before the server's keep-alive timeout (Node's 5 s)
-     * closes them: a socket the server closes just as a request is sent on it fails that request
-     * with ECONNRESET or "socket hang up" (a 500-request flood lasting over 5 s lost 30-200).
-     */
-    idleMs = 4_000,
+    {
+      idleMs = 4_000,
+      keepAlive = true,
+    }: {
+      /**
+       * Idle sockets are closed after this, before the server's keep-alive timeout (Node's 5 s)
+       * closes them: a socket the server closes just as a request is sent on it fails that request
+       * with ECONNRESET or "socket hang up" (a 500-request flood lasting over 5 s lost 30-200).
+       */
+      idleMs?: number;
+      /** false: a connection per request, for a server that closes its connections unannounced. */
+      keepAlive?: boolean;
+    } = {},
   ) {
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, timeout: idleMs });
+    this.agent = new http.Agent({ keepAlive, maxSockets: Infinity, timeout: idleMs });
     this.base = new URL(baseUrl);
   }
 

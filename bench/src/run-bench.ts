@@ -12,7 +12,7 @@ import { InProcessModel } from "./in-process.js";
 import { describeMachine, type MachineInfo } from "./machine.js";
 import type { Progress } from "./progress.js";
 import {
-  SCENARIO_IDS,
+  ALL_SCENARIO_IDS,
   type BenchContext,
   type Scenario,
   type ScenarioId,
@@ -36,6 +36,7 @@ import { cliScenario } from "./scenarios/cli.js";
 import { prefixScenario } from "./scenarios/prefix.js";
 import { meteringScenario } from "./scenarios/metering.js";
 import { batchScenario } from "./scenarios/batch.js";
+import { versusScenario } from "./scenarios/versus.js";
 import { adapterNeeds, type BenchSizes } from "./sizes.js";
 
 export interface BenchOptions {
@@ -54,6 +55,8 @@ export interface BenchOptions {
   worker: WorkerSettings;
   /** Write CPU profiles of the API and worker processes here. */
   profileDir?: string;
+  /** The llama-server binary of the versus scenario. */
+  llamaServer?: string;
   progress: Progress;
 }
 
@@ -98,6 +101,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   prefix: prefixScenario,
   metering: meteringScenario,
   batch: batchScenario,
+  versus: versusScenario,
 };
 
 const PROMPT = "The quick brown fox jumps over the lazy dog.";
@@ -107,7 +111,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const { sizes, progress } = options;
-  const chosen = SCENARIO_IDS.filter((id) => options.scenarios.includes(id));
+  const chosen = ALL_SCENARIO_IDS.filter((id) => options.scenarios.includes(id));
   const { deployed: deployedCount, cold: coldCount } = adapterNeeds(sizes, chosen);
 
   progress.step("building the benchmark models (kept for the next run)");
@@ -116,7 +120,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     large: options.large,
     shape: options.shape,
   });
-  await buildDemoModels(options.modelsDir);
+  const demo = await buildDemoModels(options.modelsDir);
   const redis = await ensureRedis(options.redisUrl, progress);
   const machine = await describeMachine(options.redisUrl);
 
@@ -163,7 +167,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       sizes,
       progress,
       bench: { name: models.baseModelRef, path: models.baseModel },
-      tiny: { name: HEARTH_TINY_REF },
+      tiny: { name: HEARTH_TINY_REF, path: demo.baseModel },
+      llamaServer: options.llamaServer,
       adapters,
       coldAdapters,
       workerSettings: options.worker,

@@ -26,7 +26,16 @@ export const SCENARIO_IDS = [
   "metering",
   "batch",
 ] as const;
-export type ScenarioId = (typeof SCENARIO_IDS)[number];
+
+/**
+ * Scenarios outside the default set, each run only when asked for with what it needs:
+ * `versus` compares Hearth with llama.cpp's own server, whose binary `--versus
+ * llama-server=PATH` names (no machine has one by default, CI included: docs/bench-versus.md).
+ */
+export const OPT_IN_SCENARIO_IDS = ["versus"] as const;
+export type ScenarioId = (typeof SCENARIO_IDS)[number] | (typeof OPT_IN_SCENARIO_IDS)[number];
+/** Every scenario, in the order a run takes them. */
+export const ALL_SCENARIO_IDS: readonly ScenarioId[] = [...SCENARIO_IDS, ...OPT_IN_SCENARIO_IDS];
 
 export interface BenchContext {
   cluster: HearthCluster;
@@ -36,8 +45,10 @@ export interface BenchContext {
   progress: Progress;
   /** The benchmark model (e.g. the SmolLM-135M shape): its name and file. */
   bench: { name: string; path: string };
-  /** hearth-tiny, for the queue floor. */
-  tiny: { name: string };
+  /** hearth-tiny, for the queue floor: its name, and its file (for llama-server). */
+  tiny: { name: string; path: string };
+  /** The llama-server binary the versus scenario runs beside Hearth (`--versus llama-server=PATH`). */
+  llamaServer?: string;
   /** Deployed adapters of the bench model, by model name (distinct weights each). */
   adapters: string[];
   /** READY adapters of the bench model that are not deployed yet (the cold-adapter scenario deploys them). */

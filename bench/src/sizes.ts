@@ -102,6 +102,13 @@ export interface BenchSizes {
   batchTokens: number;
   batchRounds: number;
   batchInteractiveMs: number;
+  /**
+   * Versus llama-server: N concurrent streams on each side per level, rounds (each side at each
+   * level, alternating which goes first), tokens each.
+   */
+  versusLevels: number[];
+  versusRounds: number;
+  versusTokens: number;
 }
 
 export const quickSizes: BenchSizes = {
@@ -164,6 +171,9 @@ export const quickSizes: BenchSizes = {
   batchTokens: 16,
   batchRounds: 2,
   batchInteractiveMs: 250,
+  versusLevels: [1, 4, 16, 64],
+  versusRounds: 3,
+  versusTokens: 64,
 };
 
 /** The full run: the quick one with more repetitions and longer generations. */
@@ -206,6 +216,8 @@ export const fullSizes: BenchSizes = {
   meteringLoadSeconds: 15,
   meteringProbeRecords: 5000,
   batchLines: 2000,
+  versusRounds: 6,
+  versusTokens: 128,
 };
 
 /** Adapters the chosen scenarios need: deployed ones (concurrency, memory, placement) and cold ones (cold-adapter). */

@@ -88,6 +88,10 @@ const tinySizes: BenchSizes = {
   batchTokens: 2,
   batchRounds: 1,
   batchInteractiveMs: 250,
+  // Versus llama-server runs only with --versus (a llama-server binary no test machine has).
+  versusLevels: [1],
+  versusRounds: 1,
+  versusTokens: 2,
 };
 
 const smallShape: BenchShape = { id: "bench-test-small", like: "nothing", shape: tinyLlamaShape };
@@ -260,7 +264,7 @@ describe("the bench's HTTP client's idle sockets", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    const client = new BenchHttp(`http://127.0.0.1:${port}`, "key", 300);
+    const client = new BenchHttp(`http://127.0.0.1:${port}`, "key", { idleMs: 300 });
     try {
       expect((await client.postJson("/", {})).status).toBe(200);
       expect(open).toBe(1);

@@ -1,0 +1,145 @@
+import path from "node:path";
+import { BenchHttp, type StreamTiming } from "../http-client.js";
+import { LlamaServer } from "../llama-server.js";
+import { runClients } from "../load.js";
+import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
+import { round, summarize, type Summary } from "../stats.js";
+
+type Side = "hearth" | "llama-server";
+
+interface Run {
+  side: Side;
+  round: number;
+  streams: number;
+  /** Tokens the side generated, as its usage chunks count them. */
+  tokens: number;
+  wallMs: number;
+  tokensPerS: number;
+  ttftMs: number[];
+}
+
+interface SideLevel {
+  tokensPerS: number;
+  tokens: number;
+  ttft: Summary;
+}
+
+/** The level whose ratio is the target, and the target. */
+const TARGET_STREAMS = 16;
+const TARGET_RATIO = 0.5;
+
+/**
+ * 18. Versus llama.cpp's own server: `llama-server` (given by `--versus llama-server=PATH`) on
+ * the same GGUF (hearth-tiny, whose output is text: llama-server refuses the random-weight bench
+ * models' invalid UTF-8), with the worker's threads, as many slots as the worker's context has
+ * sequences and as much context per slot; N concurrent streamed completions on each side per
+ * level, in rounds that alternate which side goes first. Aggregate tokens/s counts the tokens
+ * each side reports generating, so an early end of text costs neither side.
+ */
+export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult> {
+  const { sizes, progress, workerSettings: worker } = ctx;
+  const binary = ctx.llamaServer;
+  if (binary === undefined) throw new Error("the versus scenario needs --versus llama-server=PATH");
+  const tokens = sizes.versusTokens;
+  const body = { model: ctx.tiny.name, prompt: ctx.prompt, max_tokens: tokens, temperature: 0 };
+  const version = await LlamaServer.version(binary);
+
+  progress.step("versus: starting llama-server on hearth-tiny");
+  const server = await LlamaServer.start({
+    binary,
+    model: ctx.tiny.path,
+    threads: worker.threads,
+    slots: worker.sequences,
+    slotContext: worker.contextSize,
+  });
+  // llama-server closes a connection after a stream although its headers say keep-alive (curl
+  // retries: "Connection died"), so the next request sent on it would fail: one connection each.
+  const theirs = new BenchHttp(server.url, "unused", { keepAlive: false });
+  const clients: Record<Side, BenchHttp> = { hearth: ctx.http, "llama-server": theirs };
+  const runs: Run[] = [];
+  try {
+    progress.step("versus: warming up both sides");
+    for (const http of Object.values(clients)) await Promise.all(Array.from({ length: 2 }, () => http.stream(body)));
+    for (let r = 0; r < sizes.versusRounds; r++) {
+      for (const [i, streams] of sizes.versusLevels.entries()) {
+        const order: Side[] = (r + i) % 2 === 0 ? ["hearth", "llama-server"] : ["llama-server", "hearth"];
+        for (const side of order) {
+          progress.step(`versus: round ${r + 1}/${sizes.versusRounds}, ${streams} streams, ${side}`);
+          const { results, wallMs } = await runClients<StreamTiming>(streams, 1, () =>
+            clients[side].stream(body),
+          ).catch((error: Error) => {
+            throw new Error(`${side} at ${streams} streams, round ${r + 1}: ${error.message}`, { cause: error });
+          });
+          const generated = results.reduce((sum, s) => sum + s.tokens, 0);
+          runs.push({
+            side,
+            round: r,
+            streams,
+            tokens: generated,
+            wallMs,
+            tokensPerS: (generated / wallMs) * 1000,
+            ttftMs: results.map((s) => s.ttftMs),
+          });
+        }
+      }
+    }
+  } finally {
+    theirs.close();
+    await server.stop();
+  }
+
+  const of = (side: Side, streams: number): SideLevel => {
+    const mine = runs.filter((x) => x.streams === streams && x.side === side);
+    const generated = mine.reduce((sum, x) => sum + x.tokens, 0);
+    const wall = mine.reduce((sum, x) => sum + x.wallMs, 0);
+    return { tokensPerS: (generated / wall) * 1000, tokens: generated, ttft: summarize(mine.flatMap((x) => x.ttftMs)) };
+  };
+  const levels = sizes.versusLevels.map((streams) => {
+    const hearth = of("hearth", streams);
+    const llamaServer = of("llama-server", streams);
+    return { streams, hearth, llamaServer, ratio: hearth.tokensPerS / llamaServer.tokensPerS };
+  });
+  const figures: Figure[] = levels.flatMap(({ streams, hearth, llamaServer, ratio }) => [
+    figure(`${streams} streams, llama-server: tokens/s`, round(llamaServer.tokensPerS), "tok/s"),
+    figure(`${streams} streams, Hearth: tokens/s`, round(hearth.tokensPerS), "tok/s"),
+    figure(`${streams} streams: Hearth ÷ llama-server`, round(ratio), "×"),
+    ttftFigure(`${streams} streams, llama-server: TTFT p50 / p99`, llamaServer.ttft),
+    ttftFigure(`${streams} streams, Hearth: TTFT p50 / p99`, hearth.ttft),
+  ]);
+  // The target's level, or the most streams measured when a short run leaves it out.
+  const targetLevel = levels.find((l) => l.streams === TARGET_STREAMS) ?? levels[levels.length - 1]!;
+  const expected = sizes.versusRounds * tokens;
+  const short = levels.flatMap((l) =>
+    (["hearth", "llamaServer"] as const)
+      .filter((side) => l[side].tokens < l.streams * expected)
+      .map((side) => `${side === "hearth" ? "Hearth" : "llama-server"} ${l[side].tokens} at ${l.streams} streams`),
+  );
+  return {
+    id: "versus",
+    title: `Versus llama-server: ${tokens}-token streams on hearth-tiny, the same GGUF and threads`,
+    figures,
+    targets: [
+      target(
+        `Hearth ÷ llama-server, aggregate tokens/s at ${targetLevel.streams} streams`,
+        round(targetLevel.ratio),
+        ">=",
+        TARGET_RATIO,
+        "×",
+      ),
+    ],
+    notes: [
+      `${sizes.versusRounds} rounds, alternating which side goes first; both sides: ${worker.threads} thread(s), ` +
+        `${worker.sequences} sequences (llama-server slots) of ${worker.contextSize} tokens; beyond that many ` +
+        "streams both queue",
+      `llama-server: ${version}; ${path.basename(binary)} ${server.args.join(" ")}`,
+      short.length === 0
+        ? "every stream generated max_tokens on both sides"
+        : `tokens short of max_tokens (an end of text; tokens/s counts those generated): ${short.join(", ")}`,
+    ],
+    details: { runs, levels, llamaServer: { version, args: server.args } },
+  };
+}
+
+function ttftFigure(label: string, ttft: Summary): Figure {
+  return figure(label, round(ttft.p50), "ms", `${round(ttft.p50)} / ${round(ttft.p99)} ms`);
+}

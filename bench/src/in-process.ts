@@ -1,8 +1,7 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
 import { lastCudaBuild } from "../../src/workers/engine/local-cuda-build.js";
-import { guardSampling, samplingWidth } from "../../src/workers/engine/sampling-guard.js";
-import { usableCores } from "../../src/process/usable-cores.js";
+import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
 
 /**
  * The baseline: the same generation done directly with node-llama-cpp in the bench
@@ -73,7 +72,7 @@ export class InProcessModel {
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
   ) {
-    guardSampling(context, samplingWidth(usableCores()));
+    guardSampling(context);
     observeDecodes(context, (decode) => {
       if (decode.tokens !== decode.sequences) return;
       this.counted.steps++;

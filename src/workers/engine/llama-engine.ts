@@ -42,7 +42,7 @@ import { kvCellBytes } from "./kv-cell-bytes.js";
 import { loadLlama } from "./llama-loader.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
-import { guardSampling, samplingWidth } from "./sampling-guard.js";
+import { guardSampling } from "./sampling-guard.js";
 import { StepGang } from "./step-gang.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
@@ -212,7 +212,7 @@ class LlamaEngineModel implements EngineModel {
     });
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
-    guardSampling(context, samplingWidth(usableCores()));
+    guardSampling(context);
     const hooks = SampleHooks.attach(context);
     if (batching) {
       batching.attach(context);

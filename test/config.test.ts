@@ -21,7 +21,7 @@ describe("config", () => {
     expect(loadConfig({}).worker.threads).toBe(Math.max(1, os.availableParallelism() - 1));
     expect(loadConfig({ HEARTH_WORKER_THREADS: "3" }).worker.threads).toBe(3);
     expect(loadConfig({}).worker.adapterSequences).toBe(2);
-    expect(loadConfig({}).worker.adapterContexts).toBe(4);
+    expect(loadConfig({}).worker.adapterContexts).toBe(8);
   });
   it("lists every bad variable at once", () => {
     try {
@@ -124,17 +124,17 @@ describe("config", () => {
     }
   });
   it("derives the worker's concurrency from its sequences when it is not set", () => {
-    expect(loadConfig({}).worker.concurrency).toBe(4);
+    // Adapters come from the shared queue and the worker's own, each at this concurrency: half of 8 × 2.
+    expect(loadConfig({}).worker.concurrency).toBe(8);
     expect(loadConfig({ HEARTH_SEQUENCES_PER_CONTEXT: "8", HEARTH_CONTEXTS_PER_MODEL: "2" }).worker.concurrency).toBe(
       16,
     );
-    // Adapters come from the shared queue and the worker's own, each at this concurrency.
-    expect(loadConfig({ HEARTH_SEQUENCES_PER_CONTEXT: "2" }).worker.concurrency).toBe(4);
+    expect(loadConfig({ HEARTH_ADAPTER_CONTEXTS: "4", HEARTH_SEQUENCES_PER_CONTEXT: "2" }).worker.concurrency).toBe(4);
     expect(loadConfig({ HEARTH_SEQUENCES_PER_CONTEXT: "1", HEARTH_ADAPTER_SEQUENCES: "5" }).worker.concurrency).toBe(
-      10,
+      20,
     );
     expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "6" }).worker.concurrency).toBe(6);
-    expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "" }).worker.concurrency).toBe(4);
+    expect(loadConfig({ HEARTH_WORKER_CONCURRENCY: "" }).worker.concurrency).toBe(8);
   });
   it("bounds the prompt cache only when told to, and refuses a bound below 0", () => {
     expect(loadConfig({}).worker.promptCacheTokens).toBeNull();

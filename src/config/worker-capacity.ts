@@ -23,8 +23,9 @@ export const workerCapacity = {
   },
   HEARTH_ADAPTER_CONTEXTS: {
     schema: int(1, 16),
-    default: "4",
-    description: "Contexts the LoRA adapters of a loaded model share, made on the first adapter's request.",
+    default: "8",
+    description:
+      "Contexts the LoRA adapters of a loaded model share, made on the first adapter's request (8: one per warm adapter).",
   },
   HEARTH_ADAPTER_SEQUENCES: {
     schema: int(1, 64),

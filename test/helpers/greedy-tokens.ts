@@ -16,6 +16,6 @@ export async function greedyTokens(
     }
     return out;
   } finally {
-    sequence.dispose();
+    await sequence.dispose();
   }
 }

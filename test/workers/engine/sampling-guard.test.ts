@@ -26,6 +26,7 @@ import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
 import { samplingError } from "../../../src/workers/engine/sampling-error.js";
 import { guardSampling, takeSamplingFailure } from "../../../src/workers/engine/sampling-guard.js";
 import { wideVocabShape } from "../../helpers/bench-shapes.js";
+import { greedyTokens } from "../../helpers/greedy-tokens.js";
 
 /** The bench's structured scenario's kind of schema (a list of records), smaller. */
 const SCHEMA = {
@@ -67,19 +68,7 @@ describe("a failed native sampling", () => {
   });
 
   /** Greedy text of a prompt on a sequence of its own. */
-  async function free(prompt: string): Promise<number[]> {
-    const sequence = context.getSequence();
-    const tokens: number[] = [];
-    try {
-      for await (const token of sequence.evaluate(model.tokenize(prompt), { temperature: 0 })) {
-        tokens.push(token);
-        if (tokens.length >= FREE_TOKENS) break;
-      }
-    } finally {
-      await sequence.dispose();
-    }
-    return tokens;
-  }
+  const free = (prompt: string) => greedyTokens(model, context, prompt, FREE_TOKENS);
 
   /** Hot sampling under the schema's grammar until it ends, fails, or writes 600 tokens. */
   async function constrained(seed: number): Promise<{ tokens: number; error?: unknown }> {
@@ -166,19 +155,7 @@ describe("the samplings of one step, run together", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function greedy(prompt: string): Promise<number[]> {
-    const sequence = context.getSequence();
-    const tokens: number[] = [];
-    try {
-      for await (const token of sequence.evaluate(model.tokenize(prompt), { temperature: 0 })) {
-        tokens.push(token);
-        if (tokens.length >= TOKENS) break;
-      }
-    } finally {
-      await sequence.dispose();
-    }
-    return tokens;
-  }
+  const greedy = (prompt: string) => greedyTokens(model, context, prompt, TOKENS);
 
   it("gives each sequence the tokens it has alone", async () => {
     const prompts = Array.from(

@@ -36,11 +36,10 @@ describe("a worker that dies mid-request", () => {
     });
     redis = new Redis(hearth.config.redisUrl);
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "hearth-worker-death-"));
-    for (let i = 0; i < 4; i++) {
-      workers.push(
-        spawnWorker(hearth, dataDir, { HEARTH_WORKER_ROLES: "text", HEARTH_CONTEXT_SIZE: "2048" }, `worker ${i}`),
-      );
-    }
+    // Four jobs at once per worker, as many as its base model's sequences (the derived default
+    // is higher, for the adapters' contexts): the last test counts on two requests left queued.
+    const env = { HEARTH_WORKER_ROLES: "text", HEARTH_CONTEXT_SIZE: "2048", HEARTH_WORKER_CONCURRENCY: "4" };
+    for (let i = 0; i < 4; i++) workers.push(spawnWorker(hearth, dataDir, env, `worker ${i}`));
     await eventually(async () => {
       for (const w of workers) if (!w.running) throw w.failure("starting");
       expect(await liveWorkers(redis, hearth.config.redisPrefix)).toHaveLength(4);

@@ -11,9 +11,12 @@ export type RedisClient = Redis | Cluster;
 /**
  * Redis connections, by role. Producers (the API) fail fast so a request gets a
  * 503 instead of waiting on a dead Redis; workers and subscribers retry forever,
- * as BullMQ requires for blocking connections.
+ * as BullMQ requires for blocking connections. A publisher is a worker's connection for
+ * what its jobs write (stream events, leases, heartbeats): as a worker's, and it sends the
+ * commands of one event-loop turn together (ioredis's auto-pipelining): the events published
+ * in one turn leave in one write instead of one write each.
  */
-export type ConnectionRole = "producer" | "worker" | "subscriber";
+export type ConnectionRole = "producer" | "worker" | "subscriber" | "publisher";
 
 /**
  * A producer's commands also fail after `commandTimeoutMs` without an answer (a Redis that
@@ -38,7 +41,12 @@ export function redisOptions(role: ConnectionRole, commandTimeoutMs?: number): R
       ...(commandTimeoutMs === undefined ? {} : { commandTimeout: commandTimeoutMs }),
     };
   }
-  return { ...common, maxRetriesPerRequest: null, enableOfflineQueue: true };
+  return {
+    ...common,
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+    ...(role === "publisher" ? { enableAutoPipelining: true } : {}),
+  };
 }
 
 export function createRedis(
@@ -52,6 +60,7 @@ export function createRedis(
         redisOptions: options,
         clusterRetryStrategy: options.retryStrategy,
         enableOfflineQueue: options.enableOfflineQueue,
+        enableAutoPipelining: options.enableAutoPipelining ?? false,
         // A producer's cluster without an offline queue refuses a command sent to a node still
         // connecting, and ioredis's ready check (CLUSTER INFO to any node, sent as soon as the
         // slots are known) then failed and started over, with growing delays: a producer took
@@ -65,6 +74,15 @@ export function createRedis(
 }
 
 export const isCluster = (redis: RedisClient): redis is Cluster => (redis as Cluster).isCluster === true;
+
+/**
+ * A new connection like `redis`, for BullMQ: never auto-pipelined, whatever `redis` is (BullMQ
+ * is not known to work with it: jobs went missing from their lists, taskforcesh/bullmq#457).
+ */
+export function queueConnection(redis: RedisClient): RedisClient {
+  const override = { enableAutoPipelining: false };
+  return isCluster(redis) ? redis.duplicate([], override) : redis.duplicate(override);
+}
 
 /** Every key matching `pattern`: on a cluster, from each primary (SCAN is per node). */
 export async function scanKeys(redis: RedisClient, pattern: string): Promise<string[]> {

@@ -8,7 +8,7 @@ import { AppError } from "../errors.js";
 import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../jobs/adapter-events.js";
 import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
-import { createRedis } from "../redis/connection.js";
+import { createRedis, queueConnection } from "../redis/connection.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
 import { promptPrefixKey } from "../jobs/prompt-prefix.js";
 import { subscribeCancels } from "../requests/stream.js";
@@ -98,7 +98,7 @@ export class HearthWorker {
     const worker = new HearthWorker(
       config,
       engine,
-      createRedis(config, "worker"),
+      createRedis(config, "publisher"),
       createRedis(config, "subscriber"),
       log,
     );
@@ -138,7 +138,7 @@ export class HearthWorker {
   private async beginImages() {
     for (const spec of this.config.images.models) {
       const backend = openImageBackend(spec.backend, this.config);
-      const connection = this.publisher.duplicate();
+      const connection = queueConnection(this.publisher);
       const consumer = consumeJobs("images", jobs.image.queueName(spec.id), this.imageHandlers, {
         connection,
         prefix: this.config.redisPrefix,
@@ -188,7 +188,7 @@ export class HearthWorker {
           this.events.emit(event.type, event);
         },
       });
-      const connection = this.publisher.duplicate();
+      const connection = queueConnection(this.publisher);
       // The shared queue, this worker's own, and the express lane (as many at once as the express context has sequences).
       const lanes: [string, number][] = [
         [jobs.inference.queueName(base.id), this.config.worker.concurrency],

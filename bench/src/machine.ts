@@ -83,12 +83,23 @@ async function packageVersion(name: string): Promise<string> {
 }
 
 async function redisVersion(url: string): Promise<string> {
+  return (await redisServerInfo(url))?.match(/^redis_version:(\S+)/m)?.[1] ?? "unknown";
+}
+
+/** The process ID of the Redis at `url` when it runs on this machine (its CPU time can be read), else undefined. */
+export async function localRedisPid(url: string): Promise<number | undefined> {
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname)) return undefined;
+  const pid = Number((await redisServerInfo(url))?.match(/^process_id:(\d+)/m)?.[1]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+async function redisServerInfo(url: string): Promise<string | undefined> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
-    return (await redis.info("server")).match(/^redis_version:(\S+)/m)?.[1] ?? "unknown";
+    return await redis.info("server");
   } catch {
-    return "unknown";
+    return undefined;
   } finally {
     redis.disconnect();
   }

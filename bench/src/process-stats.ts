@@ -38,3 +38,17 @@ export async function cpuSeconds(pid: number): Promise<number> {
       .reduce((total, part) => total * 60 + part, 0);
   }
 }
+
+/** CPU seconds used so far by each named process, and by this one under `own`. */
+export type CpuTimes = Record<string, number>;
+
+export async function cpuTimes(pids: Record<string, number>, own: string): Promise<CpuTimes> {
+  const entries = await Promise.all(Object.entries(pids).map(async ([name, pid]) => [name, await cpuSeconds(pid)]));
+  const usage = process.cpuUsage();
+  return { ...Object.fromEntries(entries), [own]: (usage.user + usage.system) / 1e6 };
+}
+
+/** The CPU milliseconds each process used between two readings. */
+export function cpuSpentMs(before: CpuTimes, after: CpuTimes): CpuTimes {
+  return Object.fromEntries(Object.keys(after).map((name) => [name, (after[name]! - (before[name] ?? 0)) * 1000]));
+}

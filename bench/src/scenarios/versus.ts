@@ -1,7 +1,10 @@
 import path from "node:path";
 import { BenchHttp, type StreamTiming } from "../http-client.js";
+import { InProcessModel } from "../in-process.js";
 import { LlamaServer } from "../llama-server.js";
 import { runClients } from "../load.js";
+import { localRedisPid } from "../machine.js";
+import { cpuSpentMs, cpuTimes, type CpuTimes } from "../process-stats.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize, type Summary } from "../stats.js";
 
@@ -16,12 +19,16 @@ interface Run {
   wallMs: number;
   tokensPerS: number;
   ttftMs: number[];
+  /** CPU milliseconds of each process of the side during the run (the bench's own as `client`). */
+  cpuMs: CpuTimes;
 }
 
 interface SideLevel {
   tokensPerS: number;
   tokens: number;
   ttft: Summary;
+  /** CPU milliseconds per 1000 tokens generated, by process. */
+  cpuPer1000: CpuTimes;
 }
 
 /** The level whose ratio is the target, and the target. */
@@ -56,15 +63,29 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
   // retries: "Connection died"), so the next request sent on it would fail: one connection each.
   const theirs = new BenchHttp(server.url, "unused", { keepAlive: false });
   const clients: Record<Side, BenchHttp> = { hearth: ctx.http, "llama-server": theirs };
+  const redisPid = await localRedisPid(ctx.cluster.redisUrl);
+  const processes: Record<Side, Record<string, number>> = {
+    hearth: {
+      worker: ctx.cluster.workerPids[0]!,
+      api: ctx.cluster.apiPid,
+      ...(redisPid === undefined ? {} : { redis: redisPid }),
+    },
+    "llama-server": { "llama-server": server.pid },
+  };
   const runs: Run[] = [];
   try {
+    // Every sequence (slot) of each side once, twice over: a first round cold on Hearth's side
+    // (sequences made, code not yet optimized) ran at a third of the next rounds' speed.
     progress.step("versus: warming up both sides");
-    for (const http of Object.values(clients)) await Promise.all(Array.from({ length: 2 }, () => http.stream(body)));
+    for (const http of Object.values(clients)) {
+      for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: worker.sequences }, () => http.stream(body)));
+    }
     for (let r = 0; r < sizes.versusRounds; r++) {
       for (const [i, streams] of sizes.versusLevels.entries()) {
         const order: Side[] = (r + i) % 2 === 0 ? ["hearth", "llama-server"] : ["llama-server", "hearth"];
         for (const side of order) {
           progress.step(`versus: round ${r + 1}/${sizes.versusRounds}, ${streams} streams, ${side}`);
+          const before = await cpuTimes(processes[side], "client");
           const { results, wallMs } = await runClients<StreamTiming>(streams, 1, () =>
             clients[side].stream(body),
           ).catch((error: Error) => {
@@ -79,6 +100,7 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
             wallMs,
             tokensPerS: (generated / wallMs) * 1000,
             ttftMs: results.map((s) => s.ttftMs),
+            cpuMs: cpuSpentMs(before, await cpuTimes(processes[side], "client")),
           });
         }
       }
@@ -87,12 +109,24 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     theirs.close();
     await server.stop();
   }
+  progress.step("versus: node-llama-cpp alone, in this process, on hearth-tiny");
+  const engine = await engineAlone(ctx.tiny.path, body.prompt, tokens, sizes.versusRounds, worker);
 
   const of = (side: Side, streams: number): SideLevel => {
     const mine = runs.filter((x) => x.streams === streams && x.side === side);
     const generated = mine.reduce((sum, x) => sum + x.tokens, 0);
     const wall = mine.reduce((sum, x) => sum + x.wallMs, 0);
-    return { tokensPerS: (generated / wall) * 1000, tokens: generated, ttft: summarize(mine.flatMap((x) => x.ttftMs)) };
+    const cpuPer1000: CpuTimes = {};
+    for (const run of mine) {
+      for (const [name, ms] of Object.entries(run.cpuMs)) cpuPer1000[name] = (cpuPer1000[name] ?? 0) + ms;
+    }
+    for (const name of Object.keys(cpuPer1000)) cpuPer1000[name] = (cpuPer1000[name]! / generated) * 1000;
+    return {
+      tokensPerS: (generated / wall) * 1000,
+      tokens: generated,
+      ttft: summarize(mine.flatMap((x) => x.ttftMs)),
+      cpuPer1000,
+    };
   };
   const levels = sizes.versusLevels.map((streams) => {
     const hearth = of("hearth", streams);
@@ -108,6 +142,29 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
   ]);
   // The target's level, or the most streams measured when a short run leaves it out.
   const targetLevel = levels.find((l) => l.streams === TARGET_STREAMS) ?? levels[levels.length - 1]!;
+  // Where each side's CPU goes per token at that level (the cause of the ratio on a machine that
+  // both sides keep busy), and what node-llama-cpp costs alone, with no serving around it.
+  const alone = engine.find((e) => e.sequences === targetLevel.streams);
+  figures.push(
+    cpuFigure(`${targetLevel.streams} streams, Hearth: CPU ms per 1000 tokens`, targetLevel.hearth.cpuPer1000),
+    cpuFigure(
+      `${targetLevel.streams} streams, llama-server: CPU ms per 1000 tokens`,
+      targetLevel.llamaServer.cpuPer1000,
+    ),
+    ...engine.flatMap((e) => [
+      figure(`node-llama-cpp alone, ${e.sequences} sequences: tokens/s`, round(e.tokensPerS), "tok/s"),
+      figure(`node-llama-cpp alone, ${e.sequences} sequences: CPU ms per 1000 tokens`, round(e.cpuPer1000), "ms"),
+    ]),
+  );
+  if (alone) {
+    figures.push(
+      figure(
+        `node-llama-cpp alone ÷ llama-server, ${alone.sequences} streams`,
+        round(alone.tokensPerS / targetLevel.llamaServer.tokensPerS),
+        "×",
+      ),
+    );
+  }
   const expected = sizes.versusRounds * tokens;
   const short = levels.flatMap((l) =>
     (["hearth", "llamaServer"] as const)
@@ -136,8 +193,62 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
         ? "every stream generated max_tokens on both sides"
         : `tokens short of max_tokens (an end of text; tokens/s counts those generated): ${short.join(", ")}`,
     ],
-    details: { runs, levels, llamaServer: { version, args: server.args } },
+    details: { runs, levels, engineAlone: engine, llamaServer: { version, args: server.args } },
   };
+}
+
+/** node-llama-cpp generating on its own, in the bench's process: no API, Redis or events. */
+interface EngineAlone {
+  sequences: number;
+  tokensPerS: number;
+  cpuPer1000: number;
+}
+
+/**
+ * The engine's part of the comparison: hearth-tiny in node-llama-cpp, in this process, with the
+ * worker's threads, sequences and context, each of `rounds` rounds generating `tokens` greedy
+ * tokens in 1 and in as many sequences as the context has, decoded together, each token
+ * detokenized as the worker does; its CPU per token is all of this process's.
+ */
+async function engineAlone(
+  modelPath: string,
+  prompt: string,
+  tokens: number,
+  rounds: number,
+  worker: { threads: number; sequences: number; contextSize: number },
+): Promise<EngineAlone[]> {
+  const model = await InProcessModel.load(modelPath, worker);
+  try {
+    await model.generateTogether(prompt, tokens, worker.sequences);
+    const measured: EngineAlone[] = [];
+    for (const sequences of [...new Set([1, worker.sequences])]) {
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      let generated = 0;
+      for (let r = 0; r < rounds; r++) {
+        const timings = await model.generateTogether(prompt, tokens, sequences);
+        generated += timings.reduce((sum, t) => sum + t.tokens, 0);
+      }
+      const wallMs = performance.now() - started;
+      const used = process.cpuUsage(cpu);
+      measured.push({
+        sequences,
+        tokensPerS: (generated / wallMs) * 1000,
+        cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
+      });
+    }
+    return measured;
+  } finally {
+    await model.dispose();
+  }
+}
+
+/** CPU per 1000 tokens: the sum as the value, each process's share shown. */
+function cpuFigure(label: string, per1000: CpuTimes): Figure {
+  const parts = Object.entries(per1000);
+  const total = parts.reduce((sum, [, ms]) => sum + ms, 0);
+  const shown = parts.map(([name, ms]) => `${name} ${Math.round(ms)}`).join(" + ");
+  return figure(label, round(total), "ms", `${Math.round(total)} (${shown})`);
 }
 
 function ttftFigure(label: string, ttft: Summary): Figure {

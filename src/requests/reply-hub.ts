@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { RedisClient } from "../redis/connection.js";
 import { waitForRedis } from "../redis/connection.js";
-import { channels, decodeMessage, type SequencedEvent } from "./stream.js";
+import { channels, decodeMessages, type SequencedEvent } from "./stream.js";
 
 /**
  * The API side of the stream contract: one subscriber connection and one channel
@@ -20,10 +20,7 @@ export class ReplyHub {
     this.channel = channels.reply(prefix, this.instanceId);
     subscriber.on("message", (channel: string, message: string) => {
       if (channel !== this.channel) return;
-      const decoded = decodeMessage(message);
-      if (!decoded) return;
-      const { id, ...event } = decoded;
-      this.open.get(id)?.push(event);
+      for (const { id, ...event } of decodeMessages(message)) this.open.get(id)?.push(event);
     });
     // Messages published while the connection is down are lost for good, so a request
     // waiting on it can no longer be answered whole: end it now rather than let it hang.

@@ -2,6 +2,7 @@ import type { EventEmitter } from "node:events";
 import type { RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
+import type { EventBatcher } from "../requests/event-batcher.js";
 import { ReplyPublisher, UNSTREAMED_HOLD_MS } from "../requests/reply-publisher.js";
 import {
   LEASE_REFRESH_MS,
@@ -30,6 +31,8 @@ export interface StreamedJobDeps {
   /** This worker's ID, written in the leases it holds. */
   workerId: string;
   publisher: RedisClient;
+  /** Sends the jobs' events, those of several jobs together (on `publisher`). */
+  sender: EventBatcher;
   /** Hearth's Redis prefix, for the job's lease. */
   prefix: string;
   /** Append each job's usage record to the usage log (HEARTH_USAGE_METERING). */
@@ -64,7 +67,7 @@ export async function runStreamedJob<T>(
   const holdMs = "streamed" in payload && payload.streamed === false ? UNSTREAMED_HOLD_MS : 0;
   const usage = new JobUsage(payload);
   const reply = new ReplyPublisher(
-    (event) => sendEvent(deps.publisher, to, ++seq, event).then((receivers) => usage.published(event, receivers)),
+    (event) => deps.sender.send(to, ++seq, event).then((receivers) => usage.published(event, receivers)),
     holdMs,
   );
   const signal = deps.cancellations.start(requestId);
@@ -106,6 +109,7 @@ export async function runStreamedJob<T>(
     deps.cancellations.finish(requestId);
     // Metered once its events are out: a failure counts what reached an API process.
     await reply.drained();
+    deps.sender.finished(requestId);
     const ending = { cancelled: signal.aborted, orphaned: lease.orphaned, startedAt, endedAt: Date.now() };
     const record = usage.record(ending);
     if (record && deps.usageMetering) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);

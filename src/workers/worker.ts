@@ -9,6 +9,7 @@ import { discoverBaseModels } from "../models/base/base-model-catalog.js";
 import { subscribeAdapterEvents, type AdapterEvent } from "../jobs/adapter-events.js";
 import { RedisQuarantineStore } from "../limits/template-quarantine-store.js";
 import { createRedis, queueConnection } from "../redis/connection.js";
+import { EventBatcher } from "../requests/event-batcher.js";
 import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js";
 import { promptPrefixKey } from "../jobs/prompt-prefix.js";
 import { subscribeCancels } from "../requests/stream.js";
@@ -79,6 +80,8 @@ export class HearthWorker {
   private readonly store: BlobStore;
   private readonly artifacts: ArtifactCache;
   private readonly heartbeat: WorkerHeartbeat;
+  /** The jobs' events, sent several together. */
+  private readonly sender: EventBatcher;
   private closing = false;
 
   private constructor(
@@ -92,6 +95,7 @@ export class HearthWorker {
     this.store = openBlobStore(config);
     this.artifacts = new ArtifactCache(this.store, config.artifactCache.dir, config.artifactCache.maxBytes);
     this.heartbeat = new WorkerHeartbeat(publisher, config.redisPrefix, this.metrics, () => this.snapshot(), log);
+    this.sender = new EventBatcher(publisher);
   }
 
   static async start(config: Config, engine: Engine | undefined, log: Logger): Promise<HearthWorker> {
@@ -119,6 +123,7 @@ export class HearthWorker {
     return {
       workerId: this.id,
       publisher: this.publisher,
+      sender: this.sender,
       prefix: this.config.redisPrefix,
       usageMetering: this.config.usageMetering,
       cancellations: this.cancellations,

@@ -11,12 +11,14 @@ import { cpuSpentMs, cpuTimes } from "../../bench/src/process-stats.js";
 
 describe("CPU time by process", () => {
   it("counts a busy child's CPU and this process's own, between two readings", async () => {
-    // Once told, spins 400 ms of CPU and says so; then waits to be killed.
+    // Once told, spins until it has used 400 ms of CPU (not of the clock: on a busy machine a
+    // core is shared), and says so; then waits to be killed.
     const child = spawn(process.execPath, [
       "-e",
       `process.stdin.once("data", () => {
-        const end = Date.now() + 400;
-        while (Date.now() < end);
+        const start = process.cpuUsage();
+        const used = () => { const u = process.cpuUsage(start); return u.user + u.system; };
+        while (used() < 400_000);
         process.stdout.write("done");
       });`,
     ]);
@@ -24,8 +26,12 @@ describe("CPU time by process", () => {
       const before = await cpuTimes({ busy: child.pid! }, "self");
       const done = new Promise((resolve) => child.stdout.once("data", resolve));
       child.stdin.write("go");
-      const end = Date.now() + 200;
-      while (Date.now() < end); // this process's own 200 ms
+      const start = process.cpuUsage();
+      const used = () => {
+        const u = process.cpuUsage(start);
+        return u.user + u.system;
+      };
+      while (used() < 200_000); // this process's own 200 ms
       await done;
       const spent = cpuSpentMs(before, await cpuTimes({ busy: child.pid! }, "self"));
       expect(Object.keys(spent).sort()).toEqual(["busy", "self"]);

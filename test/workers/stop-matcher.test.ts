@@ -102,6 +102,14 @@ describe("TokenTextDecoder", () => {
     expect(pieces.join("") + d.flush()).toBe(`a${"\u1000".repeat(6)}b`);
     expect(pieces.some((p) => p.includes("\uFFFD"))).toBe(false);
   });
+  it("holds a character begun by a fourth token that completes the one of three single bytes", () => {
+    // The structured-output fuzz's seed 237144472 on the bench vocabulary: F0 | 9F | 98 | 80 C3 | A9 22.
+    const table: Record<number, number[]> = { 1: [0xf0], 2: [0x9f], 3: [0x98], 4: [0x80, 0xc3], 5: [0xa9, 0x22] };
+    const d = new TokenTextDecoder((tokens) => Buffer.from(tokens.flatMap((t) => table[t]!)).toString("utf8"));
+    const pieces = [1, 2, 3, 4, 5].map((t) => d.push(t));
+    expect(pieces.join("") + d.flush()).toBe('😀é"');
+    expect(pieces.some((p) => p.includes("\uFFFD"))).toBe(false);
+  });
   it("gives up holding after four tokens", () => {
     const d = new TokenTextDecoder(detok);
     const out = [0xff, 0xff, 0xff, 0xff].map((b) => d.push(b)).join("");

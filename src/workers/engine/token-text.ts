@@ -52,11 +52,13 @@ export class TokenTextDecoder {
   private mayComplete(last: number): boolean {
     if (this.pending.length < 4) return true;
     if (this.pending.length >= MAX_HELD) return false;
-    // Still a run if the last token completed a character the token before it cut: together
-    // they have fewer replacement characters than apart.
-    const before = this.pending.at(-2)!;
-    const apart = replacements(this.detokenize([before], [])) + replacements(this.detokenize([last], []));
-    return replacements(this.detokenize([before, last], [])) < apart;
+    // Still a run if the last token completed a character the tokens before it cut: together
+    // they have fewer replacement characters than apart. All the held tokens before it, not the
+    // one before alone: single bytes F0 | 9F | 98 and then 80 C3 complete 😀 and begin é, while
+    // 98 and 80 C3 alone are all replacement characters either way.
+    const before = this.pending.slice(0, -1);
+    const apart = replacements(this.detokenize(before, [])) + replacements(this.detokenize([last], []));
+    return replacements(this.detokenize(this.pending, [])) < apart;
   }
 
   private commit() {

@@ -12,6 +12,9 @@ interface Run {
   tokens: number;
 }
 
+/** The worst adapters ÷ base ratio that is not a cliff (issue 30). */
+const NO_CLIFF = 0.7;
+
 /**
  * 3. Concurrency and adapters: N concurrent streams, all on the base model, then spread
  * over distinct deployed adapters (stream i on adapter i mod spread), at each level;
@@ -86,6 +89,14 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
         round(worst),
         ">=",
         0.9,
+        "×",
+      ),
+      // Issue 30's bar for many adapters, on the CPU and the GPU: no cliff once they outnumber contexts.
+      target(
+        `adapters ÷ base at every level up to ${Math.max(...sizes.concurrencyLevels)} streams, no cliff`,
+        round(worst),
+        ">=",
+        NO_CLIFF,
         "×",
       ),
     ],

@@ -44,6 +44,8 @@ export interface LlamaServerSettings {
   slots: number;
   /** Tokens of context each slot holds: -c is slots × this, as node-llama-cpp gives each sequence its own. */
   slotContext: number;
+  /** Layers on the GPU (--n-gpu-layers): the worker's; 0 where the worker computes on the CPU. */
+  gpuLayers: number;
 }
 
 const READY_TIMEOUT_MS = 120_000;
@@ -62,6 +64,7 @@ export class LlamaServer {
       ...["--model", settings.model, "--host", "127.0.0.1", "--port", String(port)],
       ...["--threads", String(settings.threads), "--threads-batch", String(settings.threads)],
       ...["--parallel", String(settings.slots), "--ctx-size", String(settings.slots * settings.slotContext)],
+      ...["--n-gpu-layers", String(settings.gpuLayers)],
       "--cont-batching",
       "--no-webui",
     ];

@@ -172,6 +172,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       adapters,
       coldAdapters,
       workerSettings: options.worker,
+      backends: machine.backends ?? {},
       inProcess: () => (inProcess ??= InProcessModel.load(models.baseModel, options.worker)),
       prompt: PROMPT,
     };

@@ -55,6 +55,8 @@ export interface BenchContext {
   coldAdapters: { modelId: string; name: string }[];
   /** The worker configuration every scenario starts from. */
   workerSettings: WorkerSettings;
+  /** Where the workers compute, from /readyz (e.g. {"cuda": 1}); {} when none reported. */
+  backends: Record<string, number>;
   /** The in-process baseline on the bench model (loaded on first use). */
   inProcess(): Promise<InProcessModel>;
   prompt: string;

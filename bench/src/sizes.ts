@@ -23,6 +23,9 @@ export interface BenchSizes {
   /** Requests each stream makes at each level, one after the other. */
   concurrencyRounds: number;
   concurrencyTokens: number;
+  /** The concurrency scenario's in-process measure of an adapter switch: tokens per request, alternating rounds. */
+  switchCostTokens: number;
+  switchCostRounds: number;
   /** Distinct adapters the adapter runs spread their streams over. */
   adapterSpread: number;
   /** Adapters deployed (and first queried) by the cold-adapter scenario. */
@@ -123,6 +126,8 @@ export const quickSizes: BenchSizes = {
   concurrencyLevels: [1, 2, 4, 8, 16],
   concurrencyRounds: 1,
   concurrencyTokens: 24,
+  switchCostTokens: 48,
+  switchCostRounds: 3,
   adapterSpread: 8,
   coldAdapters: 3,
   memoryLevels: [1, 8, 32],
@@ -187,6 +192,8 @@ export const fullSizes: BenchSizes = {
   stageProbeRequests: 50,
   concurrencyRounds: 3,
   concurrencyTokens: 128,
+  switchCostTokens: 128,
+  switchCostRounds: 4,
   coldAdapters: 8,
   scaleOutRounds: 3,
   scaleOutTokens: 128,
@@ -229,6 +236,8 @@ export function adapterNeeds(
   return {
     deployed: Math.max(
       spread ? Math.max(sizes.adapterSpread, ...sizes.memoryLevels) : 0,
+      // The concurrency scenario's switch cost shares a context between two adapters.
+      chosen.includes("concurrency") ? 2 : 0,
       chosen.includes("placement") ? sizes.placementAdapters : 0,
     ),
     cold: chosen.includes("cold-adapter") ? sizes.coldAdapters : 0,

@@ -21,6 +21,7 @@ import { runBench, type BenchOptions, type BenchReport } from "../../bench/src/r
 import { SCENARIO_IDS } from "../../bench/src/scenario.js";
 import { adapterNeeds, type BenchSizes } from "../../bench/src/sizes.js";
 import { percentile, summarize } from "../../bench/src/stats.js";
+import type { SwitchCost } from "../../bench/src/switch-cost.js";
 import type { BenchShape } from "../../src/models/factory/bench-models.js";
 import { tinyLlamaShape } from "../helpers/bench-shapes.js";
 
@@ -36,6 +37,8 @@ const tinySizes: BenchSizes = {
   concurrencyLevels: [1, 2],
   concurrencyRounds: 1,
   concurrencyTokens: 4,
+  switchCostTokens: 4,
+  switchCostRounds: 1,
   adapterSpread: 1,
   coldAdapters: 1,
   memoryLevels: [1],
@@ -158,6 +161,13 @@ describe("the bench", () => {
     const fairness = report.scenarios.find((s) => s.id === "fairness")!;
     expect(fairness.figures.find((f) => f.label === "A's errors")?.value).toBe(0);
     expect((fairness.details.beside as number[]).length).toBeGreaterThan(0);
+    // The switch cost: with two adapters in one context, every decode switched its adapter; with
+    // one, only a run's first may (the adapter the last run left set).
+    const concurrency = report.scenarios.find((s) => s.id === "concurrency")!;
+    const cost = concurrency.details.switchCost as SwitchCost;
+    expect(cost.decodes.switching).toBeGreaterThan(0);
+    expect(cost.switches.switching).toBe(cost.decodes.switching);
+    expect(cost.switches.steady).toBeLessThanOrEqual(tinySizes.switchCostRounds);
     // Prompt caching: the second conversation sharing a system prompt reuses the first's cells; one
     // with a nonce in front reuses a common chat header at most.
     const prefix = report.scenarios.find((s) => s.id === "prefix")!;
@@ -305,6 +315,8 @@ describe("bench sizes and statistics", () => {
     expect(adapterNeeds(tinySizes)).toEqual({ deployed: 3, cold: 1 });
     expect(adapterNeeds(tinySizes, ["memory", "cold-adapter"])).toEqual({ deployed: 1, cold: 1 });
     expect(adapterNeeds(tinySizes, ["floor"])).toEqual({ deployed: 0, cold: 0 });
+    // Two at least for concurrency: its switch cost shares a context between two adapters.
+    expect(adapterNeeds(tinySizes, ["concurrency"])).toEqual({ deployed: 2, cold: 0 });
     expect(adapterNeeds({ ...tinySizes, adapterSpread: 8, memoryLevels: [1, 8, 32], coldAdapters: 3 })).toEqual({
       deployed: 32,
       cold: 3,

@@ -2,6 +2,7 @@ import type { StreamTiming } from "../http-client.js";
 import { runClients } from "../load.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize, type Summary } from "../stats.js";
+import { convertedAdapters, measureSwitchCost, type SwitchCost } from "../switch-cost.js";
 
 interface Run {
   streams: number;
@@ -79,6 +80,10 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
     );
   }
   const worst = Math.min(...ratios);
+
+  progress.step("concurrency: what an adapter switch costs, in process");
+  const switchCost = await switchCostOf(ctx);
+  figures.push(...switchCostFigures(switchCost));
   return {
     id: "concurrency",
     title: `Concurrency and adapters: ${sizes.concurrencyTokens} tokens per stream, base model vs ${spread.length} distinct adapters`,
@@ -104,7 +109,53 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
       `${sizes.concurrencyRounds} request(s) per stream per level; worker: ${ctx.workerSettings.sequences} sequences per context, ` +
         `${ctx.workerSettings.threads} thread(s); the adapters share ${ctx.workerSettings.adapterContexts} contexts of ` +
         `${ctx.workerSettings.adapterSequences} sequences each, every batch one adapter's sequences`,
+      `adapter switch: the worker's engine in the bench process, one context shared by two converted adapters, ` +
+        `${switchCost.sequences} requests on one adapter against ${switchCost.sequences} on each of the two ` +
+        `(${switchCost.switches.switching} switches in ${switchCost.decodes.switching} decodes; ` +
+        `${switchCost.switches.steady} in ${switchCost.decodes.steady} of one adapter), ${sizes.switchCostTokens} tokens, ` +
+        `${sizes.switchCostRounds} alternating rounds`,
     ],
-    details: { runs, ratios: Object.fromEntries(sizes.concurrencyLevels.map((s, i) => [s, ratios[i]])) },
+    details: {
+      runs,
+      ratios: Object.fromEntries(sizes.concurrencyLevels.map((s, i) => [s, ratios[i]])),
+      switchCost,
+    },
   };
+}
+
+/** One context shared by two of the deployed adapters' converted files, half the worker's sequences each. */
+async function switchCostOf(ctx: BenchContext): Promise<SwitchCost> {
+  const [first, second] = await convertedAdapters(ctx.cluster.storageDir, 2);
+  if (first === undefined || second === undefined) throw new Error("two converted adapters are needed");
+  const sequences = Math.max(1, Math.floor(ctx.workerSettings.sequences / 2));
+  return measureSwitchCost({
+    modelPath: ctx.bench.path,
+    adapterPaths: [first, second],
+    threads: ctx.workerSettings.threads,
+    contextSize: ctx.workerSettings.contextSize,
+    sequences,
+    tokens: ctx.sizes.switchCostTokens,
+    rounds: ctx.sizes.switchCostRounds,
+  });
+}
+
+function switchCostFigures(cost: SwitchCost): Figure[] {
+  const per = (kind: "decodeMs" | "stepMs") => cost[kind].switching - cost[kind].steady;
+  const pair = (kind: "decodeMs" | "stepMs") => `${round(cost[kind].steady)} / ${round(cost[kind].switching)} ms`;
+  return [
+    figure(
+      `adapter switch: a ${cost.sequences}-sequence decode, steady / after a switch`,
+      round(cost.decodeMs.switching),
+      "ms",
+      pair("decodeMs"),
+    ),
+    figure(
+      `adapter switch: a ${cost.sequences}-sequence step, steady / after a switch`,
+      round(cost.stepMs.switching),
+      "ms",
+      pair("stepMs"),
+    ),
+    figure("adapter switch: ms added to the decode", round(per("decodeMs")), "ms"),
+    figure("adapter switch: ms added to the step", round(per("stepMs")), "ms"),
+  ];
 }

@@ -232,6 +232,8 @@ export interface EngineContext {
   readonly contextSize: number;
   /** Requests it runs at once (more wait for a free sequence). */
   readonly sequences: number;
+  /** On a context created with `adapters`: the decodes so far that switched its adapter. */
+  readonly adapterSwitches?: number;
   /**
    * Generates into one free sequence (waiting for one if all are busy), starting from the
    * cells of an earlier request whose tokens begin the prompt when the context keeps some

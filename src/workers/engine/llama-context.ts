@@ -74,6 +74,10 @@ export class LlamaEngineContext implements EngineContext {
     return this.context.totalSequences;
   }
 
+  get adapterSwitches(): number | undefined {
+    return this.batching?.switches;
+  }
+
   async generate(asked: GenerateRequest, signal: AbortSignal, onText: OnText): Promise<GenerateResult> {
     const request = withGreedyFloor(asked);
     checkTokenIds(request.promptTokens, this.vocabularySize, "prompt");

@@ -6,7 +6,7 @@ import type { ScenarioId } from "./scenario.js";
 
 /**
  * Writes the latest result of each scenario the run measured (or failed) to
- * <dir>/<scenario>-<machine class>.json, replacing the previous run's on the same class of
+ * <dir>/<scenario>-<machine class>[-large].json, replacing the previous run's on the same class of
  * machine (git history keeps the earlier ones), and the whole run to <dir>/latest.json (not
  * committed). Each scenario's file has the run's shape, narrowed to that scenario, so that one
  * reader reads both. Returns the scenario files.
@@ -26,9 +26,12 @@ export async function writeResults(dir: string, report: BenchReport): Promise<st
   return files;
 }
 
-/** <scenario>-<machine class>.json, e.g. fairness-cpu-2cores.json. */
-export function resultFileName(id: ScenarioId, report: Pick<BenchReport, "machine">): string {
-  return `${id}-${machineClass(report.machine)}.json`;
+/**
+ * <scenario>-<machine class>.json, e.g. fairness-cpu-2cores.json; a run of the large shape
+ * (--large) gets -large after the class, so that it does not replace the default shape's.
+ */
+export function resultFileName(id: ScenarioId, report: Pick<BenchReport, "machine" | "settings">): string {
+  return `${id}-${machineClass(report.machine)}${report.settings.large ? "-large" : ""}.json`;
 }
 
 /** The run, narrowed to one scenario: its result, its targets, its failure. */

@@ -69,6 +69,8 @@ export interface BenchReport {
   settings: {
     db: string;
     benchModel: string;
+    /** The large shape (--large): its results are kept apart from the default shape's. */
+    large?: boolean;
     worker: WorkerSettings;
     sizes: BenchSizes;
     scenarios: ScenarioId[];
@@ -210,6 +212,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     settings: {
       db: options.db,
       benchModel: `${models.baseModelRef} (${path.basename(models.baseModel)})`,
+      large: options.large,
       worker: options.worker,
       sizes,
       scenarios: chosen,

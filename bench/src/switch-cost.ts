@@ -10,7 +10,7 @@ import { summarize } from "./stats.js";
  * one context shared by adapters (as HEARTH_ADAPTER_CONTEXTS below the warm adapters makes it),
  * `sequences` requests on adapter A, then `sequences` on A beside as many on B. With two
  * adapters each batch holds one adapter's sequences and switches the context's adapter, so every
- * decode of the mixed run follows a switch, and every decode of the steady run none, each of
+ * decode of the mixed run follows a switch (but perhaps its first), and of the steady run none, each of
  * `sequences` sequences: the difference per decode is the switch (llama.cpp reserving its graph
  * again, and the adapter set), measured as the decode's own time and as the whole step's
  * (decode, samplings and the engine's loop).

@@ -16,7 +16,7 @@ import { silentProgress } from "../../bench/src/progress.js";
 import { renderReport } from "../../bench/src/report-table.js";
 import { machineClass } from "../../bench/src/machine.js";
 import { metricSumsBy } from "../../bench/src/metric-samples.js";
-import { writeResults } from "../../bench/src/results-file.js";
+import { resultFileName, writeResults } from "../../bench/src/results-file.js";
 import { runBench, type BenchOptions, type BenchReport } from "../../bench/src/run-bench.js";
 import { SCENARIO_IDS } from "../../bench/src/scenario.js";
 import { adapterNeeds, type BenchSizes } from "../../bench/src/sizes.js";
@@ -161,12 +161,12 @@ describe("the bench", () => {
     const fairness = report.scenarios.find((s) => s.id === "fairness")!;
     expect(fairness.figures.find((f) => f.label === "A's errors")?.value).toBe(0);
     expect((fairness.details.beside as number[]).length).toBeGreaterThan(0);
-    // The switch cost: with two adapters in one context, every decode switched its adapter; with
-    // one, only a run's first may (the adapter the last run left set).
+    // The switch cost: with two adapters in one context, every decode switched its adapter but
+    // perhaps a run's first (the adapter the run before left set); with one, only a run's first may.
     const concurrency = report.scenarios.find((s) => s.id === "concurrency")!;
     const cost = concurrency.details.switchCost as SwitchCost;
-    expect(cost.decodes.switching).toBeGreaterThan(0);
-    expect(cost.switches.switching).toBe(cost.decodes.switching);
+    expect(cost.decodes.switching).toBeGreaterThan(tinySizes.switchCostRounds);
+    expect(cost.switches.switching).toBeGreaterThanOrEqual(cost.decodes.switching - tinySizes.switchCostRounds);
     expect(cost.switches.steady).toBeLessThanOrEqual(tinySizes.switchCostRounds);
     // Prompt caching: the second conversation sharing a system prompt reuses the first's cells; one
     // with a nonce in front reuses a common chat header at most.
@@ -307,6 +307,15 @@ describe("bench metrics", () => {
     ].join("\n");
     expect(metricSumsBy(text, "hearth_worker_prompt_cache_lookups_total", "worker")).toEqual({ w1: 5, w2: 1 });
     expect(metricSumsBy(text, "hearth_worker_prompt_cache_lookups_total", "model")).toEqual({ m: 4, n: 2 });
+  });
+});
+
+describe("bench result files", () => {
+  it("are named by scenario and machine class, the large shape's apart", () => {
+    const run = (large: boolean) =>
+      ({ machine: { backends: { cuda: 1 }, cores: 16 }, settings: { large } }) as unknown as BenchReport;
+    expect(resultFileName("batching", run(false))).toBe("batching-cuda-16cores.json");
+    expect(resultFileName("batching", run(true))).toBe("batching-cuda-16cores-large.json");
   });
 });
 

@@ -5,7 +5,15 @@ import type { LogprobToken, TokenLogprob } from "../../../src/domain/logprobs.js
 import { END_OF_TEXT } from "../../../src/models/factory/bigram.js";
 import type { EchoedPrompt, EngineContext, EngineModel, GenerateRequest } from "../../../src/workers/engine/engine.js";
 import { LlamaEngine } from "../../../src/workers/engine/llama-engine.js";
-import { expectOracleMatch, logprobsOf, oracleLogits, oracleLogprobs, tokenId } from "../../helpers/logprob-oracle.js";
+import {
+  CPU_TOLERANCE,
+  expectOracleMatch,
+  GPU_TOLERANCE,
+  logprobsOf,
+  oracleLogits,
+  oracleLogprobs,
+  tokenId,
+} from "../../helpers/logprob-oracle.js";
 import { greedyText } from "../../helpers/oracle.js";
 import { testModelDir } from "../../helpers/test-models.js";
 
@@ -16,12 +24,15 @@ function idOf(piece: LogprobToken): number {
   return piece.bytes![0]!;
 }
 
-/** A token's logprob and its alternatives equal the oracle's at its position. */
+/** A token's logprob and its alternatives equal the oracle's at its position (to the backend's precision). */
 function expectMatchesOracle(entry: TokenLogprob, expected: number[], top: number) {
   expect(entry.logprob).not.toBeNull();
   entry.top.forEach((alternative) => expect(tokenId(alternative.token)).toBe(idOf(alternative)));
-  expectOracleMatch(entry, entry.top, expected, top);
+  expectOracleMatch(entry, entry.top, expected, top, tolerance);
 }
+
+/** The engine's backend's precision: this file also runs on GPU machines (docs/gpu.md). */
+let tolerance = CPU_TOLERANCE;
 
 describe("logprobs against the bigram oracle", () => {
   let engine: LlamaEngine;
@@ -30,6 +41,7 @@ describe("logprobs against the bigram oracle", () => {
 
   beforeAll(async () => {
     engine = await LlamaEngine.create();
+    tolerance = engine.backend === "cpu" ? CPU_TOLERANCE : GPU_TOLERANCE;
     tiny = await engine.loadModel({ id: "hearth-tiny", path: path.join(testModelDir, "hearth-tiny.gguf"), threads: 1 });
     context = await tiny.createContext({ sequences: 2, contextSize: 256, threads: 1 });
   });

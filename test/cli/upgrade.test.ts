@@ -224,7 +224,10 @@ describe("hearth upgrade cannot install a stranger's code", () => {
       expect(version.cli).toEqual({ version: "99.0.0", url: "/v1/cli/hearth.tgz", ...(await fileIntegrity(tarball)) });
       const target = prefix();
       const env = { HEARTH_BASE_URL: hearth.url, npm_config_prefix: target };
-      expect(json(await hearthCli(["upgrade", "--check", "--output", "json"], env))).toMatchObject({
+      // Code and stderr first: CI once saw this run print nothing to stdout, with no way to tell why.
+      const check = await hearthCli(["upgrade", "--check", "--output", "json"], env);
+      expect(check.code, check.stderr).toBe(0);
+      expect(json(check)).toMatchObject({
         latest: "99.0.0",
         source: hearth.url,
         updateAvailable: true,

@@ -41,9 +41,9 @@ export function tokenId(token: string): number {
 /** How far llama.cpp's logprobs may be from the oracle's, computed on the CPU (float32 throughout). */
 export const CPU_TOLERANCE = 1e-4;
 /**
- * On a GPU: CUDA's matrix products of a prompt's batch (cuBLAS, half-precision inputs) put an
- * echoed prompt's logprobs up to 2e-3 off the oracle's on an H200 (generated tokens' stay within
- * 1e-4); a wrong token or position is off by far more.
+ * On a GPU: an echoed prompt's logprobs were up to 2e-3 off the oracle's on an H200, where a
+ * prompt's batch is multiplied by cuBLAS (generated tokens' stayed within 1e-4); a wrong token or
+ * position is off by far more.
  */
 export const GPU_TOLERANCE = 1e-2;
 

@@ -96,24 +96,21 @@ export async function measureSwitchCost(settings: SwitchCostSettings): Promise<S
     const steadyMix = Array.from({ length: settings.sequences }, () => a);
     const switchingMix = [...steadyMix, ...Array.from({ length: settings.sequences }, () => b)];
     await run(switchingMix); // warm-up: both adapters' graphs, every sequence
-    const steady = { ms: [] as number[], wallMs: 0, decodes: 0, switches: 0 };
-    const switching = { ms: [] as number[], wallMs: 0, decodes: 0, switches: 0 };
+    const tally = () => ({ ms: [] as number[], wallMs: 0, decodes: 0, switches: 0 });
+    const steady = tally();
+    const switching = tally();
+    const kinds = [
+      { mix: steadyMix, total: steady },
+      { mix: switchingMix, total: switching },
+    ];
     // Alternating, so that drift in the machine's load favours neither.
     for (let r = 0; r < settings.rounds; r++) {
-      for (const [mix, into] of r % 2 === 0
-        ? ([
-            [steadyMix, steady],
-            [switchingMix, switching],
-          ] as const)
-        : ([
-            [switchingMix, switching],
-            [steadyMix, steady],
-          ] as const)) {
+      for (const { mix, total } of r % 2 === 0 ? kinds : [...kinds].reverse()) {
         const measured = await run(mix);
-        into.ms.push(...measured.steps);
-        into.wallMs += measured.wallMs;
-        into.decodes += measured.all;
-        into.switches += measured.switches;
+        total.ms.push(...measured.steps);
+        total.wallMs += measured.wallMs;
+        total.decodes += measured.all;
+        total.switches += measured.switches;
       }
     }
     return {

@@ -1,5 +1,5 @@
 import { llamaBuildInfo, type StepCount } from "../in-process.js";
-import { metricSamples, sumOf } from "../metric-samples.js";
+import { stepsBetween, workerStepsAfterHeartbeat } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";
 
@@ -23,9 +23,6 @@ const RISE = 0.1;
  */
 const GPU_BATCH_GAIN = 4;
 
-/** How long a worker takes at most to publish its metrics again (its heartbeat, plus a margin). */
-const HEARTBEAT_WAIT_MS = 2_300;
-
 /**
  * 8. Batching against its own ceiling: N sequences generating at once, in one context of
  * node-llama-cpp in the bench process (the most this engine does at N: its batches hold every
@@ -45,7 +42,7 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
   await local.generateTogether(ctx.prompt, tokens, 2);
 
   const runs: Run[] = [];
-  let before = await workerSteps(ctx, modelId);
+  let before = await workerStepsAfterHeartbeat(ctx.http, modelId);
   for (let r = 0; r < sizes.batchingRounds; r++) {
     for (const [i, streams] of sizes.batchingLevels.entries()) {
       const order: Run["side"][] = (r + i) % 2 === 0 ? ["hearth", "in-process"] : ["in-process", "hearth"];
@@ -58,9 +55,8 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
           const results = await Promise.all(Array.from({ length: streams }, () => ctx.http.stream(body)));
           generated = results.reduce((sum, s) => sum + s.tokens, 0);
           const wallMs = performance.now() - started;
-          await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_WAIT_MS));
-          const after = await workerSteps(ctx, modelId);
-          steps = { steps: after.steps - before.steps, sequences: after.sequences - before.sequences };
+          const after = await workerStepsAfterHeartbeat(ctx.http, modelId);
+          steps = stepsBetween(before, after);
           before = after;
           runs.push(run(side, r, streams, generated, wallMs, steps));
         } else {
@@ -159,15 +155,5 @@ function run(side: Run["side"], r: number, streams: number, tokens: number, wall
     wallMs,
     tokensPerS: (tokens / wallMs) * 1000,
     sequencesPerStep: steps.steps > 0 ? steps.sequences / steps.steps : Number.NaN,
-  };
-}
-
-/** The worker's generation steps of `modelId` so far, as its metrics on the API's /metrics say. */
-async function workerSteps(ctx: BenchContext, modelId: string): Promise<StepCount> {
-  const text = await ctx.http.getText("/metrics");
-  const read = (name: string) => sumOf(metricSamples(text, name, { model: modelId }));
-  return {
-    steps: read("hearth_worker_decode_step_sequences_count"),
-    sequences: read("hearth_worker_decode_step_sequences_sum"),
   };
 }

@@ -1,5 +1,6 @@
 import type { StreamTiming } from "../http-client.js";
 import { runClients } from "../load.js";
+import { stepsBetween, workerStepsAfterHeartbeat, type WorkerSteps } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize, type Summary } from "../stats.js";
 import { convertedAdapters, measureSwitchCost, type SwitchCost } from "../switch-cost.js";
@@ -11,6 +12,8 @@ interface Run {
   ttft: Summary;
   wallMs: number;
   tokens: number;
+  /** From as many streams as adapters up: the worker's generation steps of the run (its /metrics). */
+  steps?: WorkerSteps;
 }
 
 /** The worst adapters ÷ base ratio that is not a cliff (issue 30). */
@@ -33,8 +36,12 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
   await Promise.all([ctx.bench.name, ...spread].map((model) => ctx.http.stream({ ...body(model), max_tokens: 2 })));
 
   const runs: Run[] = [];
+  const modelId = ctx.bench.name.split("/").pop()!;
   for (const [i, streams] of sizes.concurrencyLevels.entries()) {
     const order: Run["mode"][] = i % 2 === 0 ? ["base", "adapters"] : ["adapters", "base"];
+    // Once every adapter has a stream, the worker's own steps tell what each mode's decodes cost
+    // (a reading waits for a heartbeat, so not below).
+    let before = streams >= spread.length ? await workerStepsAfterHeartbeat(ctx.http, modelId) : undefined;
     for (const mode of order) {
       progress.step(
         `concurrency: ${streams} streams on ${mode === "base" ? "the base model" : `${spread.length} adapters`}`,
@@ -43,6 +50,12 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
         ctx.http.stream(body(mode === "base" ? ctx.bench.name : spread[client % spread.length]!)),
       );
       const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
+      let steps: WorkerSteps | undefined;
+      if (before) {
+        const after = await workerStepsAfterHeartbeat(ctx.http, modelId);
+        steps = stepsBetween(before, after);
+        before = after;
+      }
       runs.push({
         streams,
         mode,
@@ -50,6 +63,7 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
         ttft: summarize(results.map((r) => r.ttftMs)),
         wallMs,
         tokens,
+        steps,
       });
     }
   }
@@ -80,6 +94,8 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
     );
   }
   const worst = Math.min(...ratios);
+  for (const streams of sizes.concurrencyLevels)
+    figures.push(...decodeFigures(runs.filter((r) => r.streams === streams)));
 
   progress.step("concurrency: what an adapter switch costs, in process");
   const switchCost = await switchCostOf(ctx);
@@ -121,6 +137,42 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
       switchCost,
     },
   };
+}
+
+/**
+ * Why a level's ratio is what it is: each mode's generation steps on the worker, their
+ * sequences, and the decode time per token they took (contexts decoding side by side each count
+ * theirs, so on a CPU it is the decodes' thread time, and over the run's wall time how many
+ * decoded at once). The base model's steps batch every stream; each adapter batch holds one
+ * adapter's sequences only.
+ */
+function decodeFigures(level: Run[]): Figure[] {
+  const figures: Figure[] = [];
+  const perToken: Record<string, number> = {};
+  for (const run of level) {
+    const s = run.steps;
+    if (!s || s.steps === 0 || s.sequences === 0) continue;
+    const label = `${run.streams} streams, ${run.mode === "base" ? "base" : "adapters"}`;
+    perToken[run.mode] = (s.decodeSeconds * 1000) / s.sequences;
+    figures.push(
+      figure(
+        `${label}: decode time per token`,
+        round(perToken[run.mode]!),
+        "ms",
+        `${round(perToken[run.mode]!)} ms (${s.steps} steps of ${round(s.sequences / s.steps)} sequences, ` +
+          `${round((s.decodeSeconds * 1000) / s.steps)} ms a decode, ${round((s.decodeSeconds * 1000) / run.wallMs)} at once)`,
+      ),
+    );
+  }
+  if (perToken.base !== undefined && perToken.adapters !== undefined)
+    figures.push(
+      figure(
+        `${level[0]!.streams} streams: decode time per token, adapters ÷ base`,
+        round(perToken.adapters / perToken.base),
+        "×",
+      ),
+    );
+  return figures;
 }
 
 /** One context shared by two of the deployed adapters' converted files, half the worker's sequences each. */

@@ -16,7 +16,9 @@ import { TypicalSampling } from "./typical-sampling.js";
 import { withGreedyFloor } from "./greedy-floor.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 import type { StepGang } from "./step-gang.js";
-import type { PromptCache, TakenSequence } from "./prompt-cache.js";
+import type { PromptCache } from "./prompt-cache.js";
+import { SequenceWaiters, type Want } from "./sequence-waiters.js";
+import { fittedPrompt, promptTokens } from "./prompt-fit.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
 import { LogprobLedger } from "./logprob-ledger.js";
 import { trimmingProbabilities } from "./probability-trim.js";
@@ -43,7 +45,7 @@ import { toolCallGrammar } from "./tool-call-grammar.js";
  */
 export class LlamaEngineContext implements EngineContext {
   /** Requests waiting for a sequence: express ones are served first. */
-  private readonly waiting = { express: [] as Waiter[], other: [] as Waiter[] };
+  private readonly waiting = new SequenceWaiters((want) => this.take(want));
   /** Tokens as logprobs show them, for requests that ask. */
   private readonly tokenLogprobs: TokenLogprobs;
 
@@ -86,8 +88,8 @@ export class LlamaEngineContext implements EngineContext {
       this.vocabularySize,
       "logit_bias",
     );
-    const given = this.promptTokens(request.promptTokens);
-    const prompt = this.fitted(given, request.sampling);
+    const given = promptTokens(this.model, request.promptTokens);
+    const prompt = fittedPrompt(this.model, this.contextSize, given, request.sampling);
     const read = { from: given.length - request.promptTokens.length, truncated: prompt.length < given.length };
     const available = this.contextSize - prompt.length;
     const maxTokens = request.sampling.maxTokens ?? available;
@@ -116,7 +118,7 @@ export class LlamaEngineContext implements EngineContext {
       // An echo with logprobs scores every prompt position: none of its cells can be taken as read.
       reuse: !(request.echo && request.logprobs !== undefined),
     };
-    const taken = await this.acquire(want, signal, express);
+    const taken = await this.waiting.acquire(want, signal, express);
     if (!taken) return { finishReason: "cancelled", promptTokens: prompt.length, cachedTokens: 0, completionTokens: 0 };
     const { sequence } = taken;
     try {
@@ -261,60 +263,7 @@ export class LlamaEngineContext implements EngineContext {
     return (adapter as LlamaEngineAdapter).lora;
   }
 
-  /**
-   * With onContextOverflow "truncate", the prompt without as much of its beginning as keeps
-   * room for maxTokens (its BOS kept); with maxTokens null, a prompt that fills the context
-   * keeps its last half, the other half left to generate. Otherwise the prompt as it is.
-   */
-  private fitted(prompt: Token[], sampling: GenerateRequest["sampling"]): Token[] {
-    if (sampling.onContextOverflow !== "truncate") return prompt;
-    const room =
-      sampling.maxTokens === null
-        ? prompt.length < this.contextSize
-          ? prompt.length
-          : Math.floor(this.contextSize / 2)
-        : this.contextSize - sampling.maxTokens;
-    if (prompt.length <= room) return prompt;
-    const bos = this.model.tokens.bos;
-    const keepBos = bos !== null && prompt[0] === bos && this.model.tokens.shouldPrependBosToken;
-    // Nothing of the prompt would be left: the error says why.
-    if (room <= (keepBos ? 1 : 0)) return prompt;
-    return keepBos ? [prompt[0]!, ...prompt.slice(prompt.length - room + 1)] : prompt.slice(prompt.length - room);
-  }
-
-  /** The tokens to evaluate: the model's BOS first where it wants one; never empty. */
-  private promptTokens(tokens: number[]): Token[] {
-    const bos = this.model.tokens.bos;
-    const wantsBos = this.model.tokens.shouldPrependBosToken && bos !== null;
-    if (wantsBos && tokens[0] !== bos) return [bos, ...tokens] as Token[];
-    if (tokens.length > 0) return tokens as Token[];
-    if (bos !== null) return [bos];
-    throw new AppError("invalid_request", "The prompt is empty.", { param: "prompt" });
-  }
-
-  private acquire(want: Want, signal: AbortSignal, express: boolean): Promise<TakenSequence | undefined> {
-    const queue = express ? this.waiting.express : this.waiting.other;
-    const now = queue.length === 0 ? this.take(want) : undefined;
-    if (now) return Promise.resolve(now);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        want,
-        take: (taken) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(taken);
-        },
-      };
-      const onAbort = () => {
-        const at = queue.indexOf(waiter);
-        if (at !== -1) queue.splice(at, 1);
-        resolve(undefined);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      queue.push(waiter);
-    });
-  }
-
-  private take(want: Want): TakenSequence | undefined {
+  private take(want: Want) {
     if (this.context.disposed) return undefined;
     return this.cache.take(want.prompt, want.adapter, want.reuse);
   }
@@ -322,31 +271,13 @@ export class LlamaEngineContext implements EngineContext {
   /** The sequence goes back to the cache; the longest-waiting request takes one (express ones first). */
   private release(sequence: LlamaContextSequence, adapter: string | undefined, failed: boolean) {
     this.cache.put(sequence, adapter, failed);
-    for (const queue of [this.waiting.express, this.waiting.other]) {
-      while (queue.length > 0) {
-        const taken = this.take(queue[0]!.want);
-        if (!taken) return;
-        queue.shift()!.take(taken);
-      }
-    }
+    this.waiting.serve();
   }
 
   async dispose(): Promise<void> {
     this.cache.drop();
     await this.context.dispose();
   }
-}
-
-/** What a request wants of a sequence: its prompt's cells, with its adapter, if they can be reused. */
-interface Want {
-  prompt: readonly Token[];
-  adapter: string | undefined;
-  reuse: boolean;
-}
-
-interface Waiter {
-  want: Want;
-  take(taken: TakenSequence): void;
 }
 
 /**

@@ -30,7 +30,9 @@ const usage = `usage: npm run bench -- [options]
   --postgres-url URL      admin URL of the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres)
   --large                 the Llama-3.2-1B shape (about 1.3 GB) instead of SmolLM-135M
   --threads N             llama.cpp threads per worker context (default: Hearth's, HEARTH_WORKER_THREADS)
-  --sequences N           sequences of the base model's llama.cpp context (default 16)
+  --sequences N           sequences of each of the base model's llama.cpp contexts (default 16)
+  --contexts N            contexts of the base model (HEARTH_CONTEXTS_PER_MODEL, default 1); requests go to
+                          the least busy, and each context samples beside the others
   --adapter-contexts N    contexts the adapters share (default: Hearth's, HEARTH_ADAPTER_CONTEXTS)
   --adapter-sequences N   sequences of each adapter context (default: --sequences ÷ --adapter-contexts, so
                           that the adapters have as many sequences as the base model)
@@ -52,6 +54,7 @@ const { values } = parseArgs({
     large: { type: "boolean", default: false },
     threads: { type: "string" },
     sequences: { type: "string", default: "16" },
+    contexts: { type: "string", default: "1" },
     "adapter-sequences": { type: "string" },
     "adapter-contexts": { type: "string" },
     "worker-concurrency": { type: "string", default: "16" },
@@ -91,6 +94,7 @@ const wholeNumber = (option: string, value: string, max: number) => {
 const config = loadConfig(process.env);
 const threads = values.threads === undefined ? config.worker.threads : wholeNumber("threads", values.threads, 256);
 const sequences = wholeNumber("sequences", values.sequences, 64);
+const contexts = wholeNumber("contexts", values.contexts, 16);
 const adapterContexts =
   values["adapter-contexts"] === undefined
     ? config.worker.adapterContexts
@@ -113,6 +117,7 @@ const report = await runBench({
   large: values.large,
   worker: {
     threads,
+    contexts,
     sequences,
     adapterSequences,
     adapterContexts,

@@ -11,6 +11,8 @@ import { createBenchDatabase, type BenchDatabase } from "./bench-database.js";
 /** How each worker process is configured (HEARTH_WORKER_* and friends). */
 export interface WorkerSettings {
   threads: number;
+  /** Contexts of each base model (HEARTH_CONTEXTS_PER_MODEL), each of `sequences`. */
+  contexts: number;
   sequences: number;
   adapterSequences: number;
   adapterContexts: number;
@@ -228,7 +230,7 @@ export class HearthCluster {
       HEARTH_WORKER_CONCURRENCY: String(settings.concurrency),
       HEARTH_EXPRESS_SEQUENCES: String(settings.expressSequences),
       HEARTH_CONTEXT_SIZE: String(settings.contextSize),
-      HEARTH_CONTEXTS_PER_MODEL: "1",
+      HEARTH_CONTEXTS_PER_MODEL: String(settings.contexts),
       HEARTH_WORKER_MAX_ADAPTERS: String(settings.maxAdapters),
       HEARTH_WORKER_ADAPTER_LOADS_PER_MODEL: String(Math.max(64, settings.maxAdapters * 2)),
       HEARTH_MAX_QUEUE_DEPTH: "100000",

@@ -34,7 +34,7 @@ export function renderReport(report: BenchReport): string {
 }
 
 function describeWorker(w: BenchReport["settings"]["worker"]): string {
-  return `${w.threads} thread(s), ${w.sequences} sequences/context (adapters: ${w.adapterContexts} shared × ${w.adapterSequences}), concurrency ${w.concurrency}, express ${w.expressSequences}, context ${w.contextSize}`;
+  return `${w.threads} thread(s), ${w.contexts} context(s) of ${w.sequences} sequences (adapters: ${w.adapterContexts} shared × ${w.adapterSequences}), concurrency ${w.concurrency}, express ${w.expressSequences}, context ${w.contextSize}`;
 }
 
 function showFigure(f: Figure): string {

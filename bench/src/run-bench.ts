@@ -175,7 +175,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       coldAdapters,
       workerSettings: options.worker,
       backends: machine.backends ?? {},
-      inProcess: () => (inProcess ??= InProcessModel.load(models.baseModel, options.worker)),
+      // One context holding as many sequences as the worker's base model has in all: the engine's own ceiling.
+      inProcess: () => (inProcess ??= InProcessModel.load(models.baseModel, allInOneContext(options.worker))),
       prompt: PROMPT,
     };
     measuredFrom = Date.now();
@@ -251,4 +252,9 @@ async function ensureRedis(url: string, progress: Progress): Promise<ChildProces
   });
   if (!child) throw new Error(`Redis is needed at ${url}.`);
   return child;
+}
+
+/** The worker's settings with its base model's sequences, over all its contexts, in one context. */
+function allInOneContext(worker: WorkerSettings): WorkerSettings {
+  return { ...worker, contexts: 1, sequences: worker.contexts * worker.sequences };
 }

@@ -119,6 +119,7 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   shape: smallShape,
   worker: {
     threads: 1,
+    contexts: 1,
     sequences: 2,
     adapterSequences: 1,
     adapterContexts: 2,

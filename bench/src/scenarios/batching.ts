@@ -31,7 +31,7 @@ const GPU_BATCH_GAIN = 4;
  * figures show how many sequences shared each decode.
  */
 export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResult> {
-  const { sizes, progress } = ctx;
+  const { sizes, progress, workerSettings } = ctx;
   const local = await ctx.inProcess();
   const tokens = sizes.batchingTokens;
   const body = { model: ctx.bench.name, prompt: ctx.prompt, max_tokens: tokens, temperature: 0 };
@@ -138,8 +138,10 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
       ...(onGpu ? [target(`${gainLabel} (GPU)`, round(gain), ">=", GPU_BATCH_GAIN, "×")] : []),
     ],
     notes: [
-      `${sizes.batchingRounds} rounds, alternating which side goes first; both sides: ${ctx.workerSettings.sequences} sequences ` +
-        `in one context, ${ctx.workerSettings.threads} thread(s); Hearth's steps from the worker's /metrics ` +
+      `${sizes.batchingRounds} rounds, alternating which side goes first; in process ` +
+        `${workerSettings.contexts * workerSettings.sequences} sequences in one context, Hearth ` +
+        `${workerSettings.contexts === 1 ? "the same" : `${workerSettings.contexts} contexts of ${workerSettings.sequences}`}, ` +
+        `${workerSettings.threads} thread(s) a context; Hearth's steps from the worker's /metrics ` +
         "(hearth_worker_decode_step_sequences)",
     ],
     details: { runs, levels: perLevel },

@@ -64,7 +64,8 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     binary,
     model: ctx.tiny.path,
     threads: worker.threads,
-    slots: worker.sequences,
+    // As many slots as Hearth's base model has sequences, over all its contexts.
+    slots: worker.contexts * worker.sequences,
     slotContext: worker.contextSize,
     gpuLayers,
   });
@@ -119,7 +120,10 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     await server.stop();
   }
   progress.step("versus: node-llama-cpp alone, in this process, on hearth-tiny");
-  const engine = await engineAlone(ctx.tiny.path, body.prompt, tokens, sizes.versusRounds, worker);
+  const engine = await engineAlone(ctx.tiny.path, body.prompt, tokens, sizes.versusRounds, {
+    ...worker,
+    sequences: worker.contexts * worker.sequences,
+  });
 
   const of = (side: Side, streams: number): SideLevel => {
     const mine = runs.filter((x) => x.streams === streams && x.side === side);
@@ -199,7 +203,8 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     notes: [
       `${sizes.versusRounds} rounds, alternating which side goes first; both sides: ${worker.threads} thread(s), ` +
         `${onGpu ? `${gpuLayers === ALL_LAYERS ? "every layer" : `${gpuLayers} layers`} on the GPU (${Object.keys(ctx.backends).join("+")}), ` : ""}` +
-        `${worker.sequences} sequences (llama-server slots) of ${worker.contextSize} tokens; beyond that many ` +
+        `${worker.contexts * worker.sequences} sequences (llama-server slots; Hearth's in ${worker.contexts} ` +
+        `context(s), each on its threads) of ${worker.contextSize} tokens; beyond that many ` +
         "streams both queue",
       `llama-server: ${version}; ${path.basename(binary)} ${server.args.join(" ")}`,
       short.length === 0

@@ -11,7 +11,7 @@ import type { ToolCallFormat } from "./template-protocol.js";
 
 /**
  * How tools and tool calls go through a chat template that node-llama-cpp renders, a base
- * model's own (llama-engine.ts) or an adapter's (template-thread.ts), by the one rule of
+ * model's own (llama-model.ts) or an adapter's (template-thread.ts), by the one rule of
  * docs/api.md (Tool calls): the template's own tool format when node-llama-cpp knows how the
  * template writes calls, else Hearth's default tool format written into the messages.
  */

@@ -6,7 +6,7 @@ import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 export type { ToolCallFormat };
 
 /**
- * The inference engine as the worker sees it. Only llama-engine.ts knows that
+ * The inference engine as the worker sees it. Only the files of engine/ know that
  * node-llama-cpp sits behind it.
  */
 export interface Engine {

@@ -25,6 +25,16 @@ export interface WorkerSettings {
   promptCacheTokens?: number;
 }
 
+/** The base model's sequences over all its contexts. */
+export function baseSequences(worker: WorkerSettings): number {
+  return worker.contexts * worker.sequences;
+}
+
+/** The worker's settings with all its base model's sequences in one context (the engine's own ceiling). */
+export function allInOneContext(worker: WorkerSettings): WorkerSettings {
+  return { ...worker, contexts: 1, sequences: baseSequences(worker) };
+}
+
 export interface ClusterOptions {
   modelDir: string;
   /** Base model IDs the workers load. */

@@ -6,7 +6,7 @@ import { buildBenchModels, type BenchShape } from "../../src/models/factory/benc
 import { buildDemoModels, HEARTH_TINY_ID, HEARTH_TINY_REF } from "../../src/models/factory/demo-models.js";
 import { answers, startLocalRedis } from "../../src/process/local-redis.js";
 import { AdapterDeployments } from "./adapter-deployments.js";
-import { HearthCluster, type WorkerSettings } from "./hearth-cluster.js";
+import { allInOneContext, HearthCluster, type WorkerSettings } from "./hearth-cluster.js";
 import { BenchHttp } from "./http-client.js";
 import { InProcessModel } from "./in-process.js";
 import { describeMachine, type MachineInfo } from "./machine.js";
@@ -175,7 +175,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       coldAdapters,
       workerSettings: options.worker,
       backends: machine.backends ?? {},
-      // One context holding as many sequences as the worker's base model has in all: the engine's own ceiling.
       inProcess: () => (inProcess ??= InProcessModel.load(models.baseModel, allInOneContext(options.worker))),
       prompt: PROMPT,
     };
@@ -252,9 +251,4 @@ async function ensureRedis(url: string, progress: Progress): Promise<ChildProces
   });
   if (!child) throw new Error(`Redis is needed at ${url}.`);
   return child;
-}
-
-/** The worker's settings with its base model's sequences, over all its contexts, in one context. */
-function allInOneContext(worker: WorkerSettings): WorkerSettings {
-  return { ...worker, contexts: 1, sequences: worker.contexts * worker.sequences };
 }

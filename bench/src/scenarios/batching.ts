@@ -1,4 +1,5 @@
 import { llamaBuildInfo, type StepCount } from "../in-process.js";
+import { baseSequences } from "../hearth-cluster.js";
 import { stepsBetween, workerStepsAfterHeartbeat } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";
@@ -139,7 +140,7 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
     ],
     notes: [
       `${sizes.batchingRounds} rounds, alternating which side goes first; in process ` +
-        `${workerSettings.contexts * workerSettings.sequences} sequences in one context, Hearth ` +
+        `${baseSequences(workerSettings)} sequences in one context, Hearth ` +
         `${workerSettings.contexts === 1 ? "the same" : `${workerSettings.contexts} contexts of ${workerSettings.sequences}`}, ` +
         `${workerSettings.threads} thread(s) a context; Hearth's steps from the worker's /metrics ` +
         "(hearth_worker_decode_step_sequences)",

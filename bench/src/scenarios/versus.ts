@@ -1,6 +1,7 @@
 import path from "node:path";
 import { loadConfig } from "../../../src/config.js";
 import { BenchHttp, type StreamTiming } from "../http-client.js";
+import { allInOneContext, baseSequences } from "../hearth-cluster.js";
 import { InProcessModel } from "../in-process.js";
 import { LlamaServer } from "../llama-server.js";
 import { runClients } from "../load.js";
@@ -64,8 +65,7 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     binary,
     model: ctx.tiny.path,
     threads: worker.threads,
-    // As many slots as Hearth's base model has sequences, over all its contexts.
-    slots: worker.contexts * worker.sequences,
+    slots: baseSequences(worker),
     slotContext: worker.contextSize,
     gpuLayers,
   });
@@ -120,10 +120,7 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     await server.stop();
   }
   progress.step("versus: node-llama-cpp alone, in this process, on hearth-tiny");
-  const engine = await engineAlone(ctx.tiny.path, body.prompt, tokens, sizes.versusRounds, {
-    ...worker,
-    sequences: worker.contexts * worker.sequences,
-  });
+  const engine = await engineAlone(ctx.tiny.path, body.prompt, tokens, sizes.versusRounds, allInOneContext(worker));
 
   const of = (side: Side, streams: number): SideLevel => {
     const mine = runs.filter((x) => x.streams === streams && x.side === side);
@@ -203,7 +200,7 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     notes: [
       `${sizes.versusRounds} rounds, alternating which side goes first; both sides: ${worker.threads} thread(s), ` +
         `${onGpu ? `${gpuLayers === ALL_LAYERS ? "every layer" : `${gpuLayers} layers`} on the GPU (${Object.keys(ctx.backends).join("+")}), ` : ""}` +
-        `${worker.contexts * worker.sequences} sequences (llama-server slots; Hearth's in ${worker.contexts} ` +
+        `${baseSequences(worker)} sequences (llama-server slots; Hearth's in ${worker.contexts} ` +
         `context(s), each on its threads) of ${worker.contextSize} tokens; beyond that many ` +
         "streams both queue",
       `llama-server: ${version}; ${path.basename(binary)} ${server.args.join(" ")}`,

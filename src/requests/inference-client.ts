@@ -122,10 +122,13 @@ export class InferenceClient {
       );
     }
     const inbox = this.hub.inbox(requestId);
+    let answered: boolean;
     try {
       const route = routeKey(this.options.redisPrefix, requestId);
       await this.redisCall(() => this.redis.set(route, this.hub.channel, "PX", this.options.streamRetentionMs));
-      inbox.prepend(await this.redisCall(() => this.logs.events(requestId)));
+      const logged = await this.redisCall(() => this.logs.events(requestId));
+      answered = logged.some((e) => e.type === "done");
+      inbox.prepend(logged);
     } catch (error) {
       inbox.close();
       throw error;
@@ -135,7 +138,8 @@ export class InferenceClient {
       queue: this.queues.get(meta.queue),
       inbox,
       resumable: true,
-      ...(meta.metering ? { metering: meta.metering } : {}),
+      // A request answered before this resume was metered as it ended: nothing is left to this process.
+      ...(meta.metering && !answered ? { metering: meta.metering } : {}),
     };
     return { view: meta.view, events: this.follow(following, signal) };
   }
@@ -309,6 +313,11 @@ export class InferenceClient {
       signal.removeEventListener("abort", onAbort);
       inbox.close();
       if (progress.workerLost) void relayed.workerDied(this.redis, this.options.redisPrefix, this.options.log);
+      else if (finished && !failed && relayed.answered) {
+        this.liveness.watchMetered(f.requestId, () => {
+          void relayed.answeredUnmetered(this.redis, this.options.redisPrefix, this.options.log);
+        });
+      }
       if (!finished) {
         if (f.resumable && signal.aborted) this.withdrawals.later(f);
         else await this.withdrawals.now(f);

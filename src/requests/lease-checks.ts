@@ -35,7 +35,8 @@ export class LeaseChecks {
   watch(keys: () => string[], onCheck: (found: LeaseCheck[]) => void): () => void {
     const watcher = { keys, onCheck };
     this.watchers.add(watcher);
-    this.timer ??= setInterval(() => void this.check(), this.periodMs);
+    // Unreferenced: what is watched after a request ended (job-liveness.ts, watchMetered) must not keep a process from exiting.
+    this.timer ??= setInterval(() => void this.check(), this.periodMs).unref();
     return () => {
       this.watchers.delete(watcher);
       if (this.watchers.size === 0) {

@@ -10,7 +10,8 @@ import type { Usage } from "./stream.js";
  * as the request ends, and from which the meter of the API processes writes them to the
  * database in batches (control/usage-meter.ts, docs/usage.md). The stream holds a record until
  * a meter has written it, through any API process's restart. A request whose worker died is
- * appended by the API process that relayed it, from what it relayed (inference-client.ts).
+ * appended by the API process that relayed it, from what it relayed (inference-client.ts),
+ * whether it died before its answer was whole or after, before its own append.
  */
 export const usageLogKey = (prefix: string) => `${prefix}:usage:{log}`;
 
@@ -24,18 +25,25 @@ export async function appendUsage(redis: RedisClient, prefix: string, record: Us
 /** The longest an append may take: with Redis gone it could wait for ever, and its job or request with it. */
 const APPEND_WAIT_MS = 5_000;
 
-/** Appends a record, within APPEND_WAIT_MS; one that cannot be is lost, and the log says so. */
+/**
+ * Appends a record, within APPEND_WAIT_MS; one that cannot be is lost, and the log says so.
+ * Resolves to whether it was appended.
+ */
 export async function appendUsageOrLog(
   redis: RedisClient,
   prefix: string,
   record: UsageRecord,
   log: Logger | undefined,
-): Promise<void> {
-  await withTimeout(appendUsage(redis, prefix, record), APPEND_WAIT_MS).catch((error: unknown) =>
-    log?.error("could not append a usage record: this request may not be metered", {
-      requestId: record.requestId,
-      error: String(error),
-    }),
+): Promise<boolean> {
+  return withTimeout(appendUsage(redis, prefix, record), APPEND_WAIT_MS).then(
+    () => true,
+    (error: unknown) => {
+      log?.error("could not append a usage record: this request may not be metered", {
+        requestId: record.requestId,
+        error: String(error),
+      });
+      return false;
+    },
   );
 }
 

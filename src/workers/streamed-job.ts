@@ -7,6 +7,8 @@ import { ReplyPublisher, UNSTREAMED_HOLD_MS } from "../requests/reply-publisher.
 import {
   LEASE_REFRESH_MS,
   leaseKey,
+  METERED_MARK_TTL_MS,
+  meteredKey,
   ORPHAN_GRACE_MS,
   renewLease,
   sendEvent,
@@ -112,8 +114,11 @@ export async function runStreamedJob<T>(
     deps.sender.finished(requestId);
     const ending = { cancelled: signal.aborted, orphaned: lease.orphaned, startedAt, endedAt: Date.now() };
     const record = usage.record(ending);
-    if (record && deps.usageMetering) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
-    await lease.release();
+    const metered =
+      record !== undefined &&
+      deps.usageMetering &&
+      (await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log));
+    await lease.release(metered);
   }
 }
 
@@ -155,7 +160,7 @@ export function forClient(error: AppError, requestId: string): ReturnType<AppErr
 async function holdLease(
   deps: StreamedJobDeps,
   to: ReplyAddress,
-): Promise<{ release(): Promise<void>; readonly orphaned: boolean }> {
+): Promise<{ release(metered: boolean): Promise<void>; readonly orphaned: boolean }> {
   const { requestId } = to;
   let unheardSince: number | undefined;
   let orphaned = false;
@@ -181,11 +186,16 @@ async function holdLease(
     get orphaned() {
       return orphaned;
     },
-    async release() {
+    /** Ends the lease; `metered`: the request's record is in the usage log, which the mark says with it (stream.ts). */
+    async release(metered) {
       clearInterval(timer);
-      await deps.publisher
-        .del(leaseKey(to.prefix, requestId))
-        .catch((err: unknown) => deps.log.debug("lease not released (it expires)", { requestId, error: String(err) }));
+      const lease = leaseKey(to.prefix, requestId);
+      const releasing = metered
+        ? deps.publisher.multi().set(meteredKey(to.prefix, requestId), "1", "PX", METERED_MARK_TTL_MS).del(lease).exec()
+        : deps.publisher.del(lease);
+      await releasing.catch((err: unknown) =>
+        deps.log.debug("lease not released (it expires)", { requestId, error: String(err) }),
+      );
     },
   };
 }

@@ -10,6 +10,11 @@ export interface FreezableProxy {
   /** `target`'s URL with the proxy's host and port. */
   url: string;
   freeze(): void;
+  /**
+   * Freezes once a client has sent `text` (case-sensitive; it may span chunks): the chunk that
+   * holds it goes through, nothing after it does, in either direction.
+   */
+  freezeAfter(text: string): void;
   thaw(): void;
   close(): Promise<void>;
 }
@@ -18,17 +23,25 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
   const { hostname, port } = new URL(target);
   const sockets = new Set<net.Socket>();
   let frozen = false;
+  let trigger: string | undefined;
   const held: (() => void)[] = [];
-  const forward = (from: net.Socket, to: net.Socket) =>
+  const forward = (from: net.Socket, to: net.Socket, fromClient: boolean) => {
+    // The end of the client's last chunk, for a trigger that spans two chunks.
+    let tail = "";
     from.on("data", (chunk: Buffer) => {
-      if (frozen) held.push(() => to.write(chunk));
-      else to.write(chunk);
+      if (frozen) return held.push(() => to.write(chunk));
+      to.write(chunk);
+      if (!fromClient || trigger === undefined) return;
+      const text = tail + chunk.toString("latin1");
+      if (text.includes(trigger)) frozen = true;
+      tail = trigger.length > 1 ? text.slice(-(trigger.length - 1)) : "";
     });
+  };
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(port), hostname);
     sockets.add(client).add(upstream);
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, true);
+    forward(upstream, client, false);
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -48,8 +61,12 @@ export async function startFreezableProxy(target: string): Promise<FreezableProx
     freeze: () => {
       frozen = true;
     },
+    freezeAfter: (text: string) => {
+      trigger = text;
+    },
     thaw: () => {
       frozen = false;
+      trigger = undefined;
       for (const write of held.splice(0)) write();
     },
     close: () =>

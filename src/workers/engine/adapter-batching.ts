@@ -1,4 +1,5 @@
 import type { BatchItem, LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import type { LoraSetGuard } from "./lora-set-guard.js";
 
 /** A LoRA adapter's weights as node-llama-cpp's native addon holds them (opaque here). */
 export type NativeLora = object;
@@ -24,7 +25,9 @@ interface NativeContext {
  * - the native context's `setLoras`, called just before the native `decodeBatch` when the
  *   batch's adapter differs from the active one. llama.cpp then reserves its compute graph
  *   again on that decode, which is what a switch costs (docs/performance.md); the pool of
- *   shared contexts sends an adapter's requests where it already runs, to switch less.
+ *   shared contexts sends an adapter's requests where it already runs, to switch less. That
+ *   reserve reads the model's set of adapters, so the decode runs as a reader of the model's
+ *   LoraSetGuard (no adapter of the model is loaded or freed meanwhile).
  */
 export class AdapterBatching {
   private readonly bySequence = new Map<number, NativeLora>();
@@ -34,8 +37,12 @@ export class AdapterBatching {
   private next: NativeLora | undefined;
   private active: NativeLora | undefined;
   private decoding: Promise<unknown> | undefined;
+  /** The adapters set on the native context changed since its last decode, which will reserve. */
+  private reserving = false;
   /** Decodes whose batch switched the adapter: how often a reserve was paid. */
   switches = 0;
+
+  constructor(private readonly loraSet: LoraSetGuard) {}
 
   /** Chooses a batch's decodes (StepGang's picker): those of the longest-waiting decode's adapter. */
   readonly pick = (items: readonly BatchItem[]): readonly BatchItem[] => {
@@ -70,7 +77,9 @@ export class AdapterBatching {
           this.apply(this.next);
           this.switches++;
         }
-        const decoding = decodeBatch();
+        const reserving = this.reserving;
+        this.reserving = false;
+        const decoding = reserving ? this.loraSet.reading(decodeBatch) : decodeBatch();
         this.decoding = decoding;
         const settled = () => {
           if (this.decoding === decoding) this.decoding = undefined;
@@ -109,6 +118,7 @@ export class AdapterBatching {
   private apply(lora: NativeLora | undefined) {
     this.native!.setLoras(lora === undefined ? [] : [lora], lora === undefined ? [] : [1]);
     this.active = lora;
+    this.reserving = true;
   }
 }
 

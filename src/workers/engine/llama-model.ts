@@ -30,6 +30,7 @@ import type { LlamaGrammars } from "./llama-grammars.js";
 import { CellEraser } from "./cell-eraser.js";
 import { PromptCache } from "./prompt-cache.js";
 import { kvCellBytes } from "./kv-cell-bytes.js";
+import { LoraSetGuard } from "./lora-set-guard.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
 import { guardSampling } from "./sampling-guard.js";
@@ -47,6 +48,8 @@ export class LlamaEngineModel implements EngineModel {
   readonly info: ModelInfo;
   /** The contexts that switch adapters, which must let go of an adapter before it is freed. */
   private readonly batchings = new Set<AdapterBatching>();
+  /** Adapter loads and frees against the graph reserves that read the model's adapters (lora-set-guard.ts). */
+  private readonly loraSet = new LoraSetGuard();
   private readonly chatWrapper: ChatWrapper | undefined;
   private embedding: Promise<LlamaEmbeddingContext> | undefined;
 
@@ -126,14 +129,16 @@ export class LlamaEngineModel implements EngineModel {
   }
 
   async createContext(options: ContextOptions): Promise<EngineContext> {
-    const batching = options.adapters ? new AdapterBatching() : undefined;
+    const batching = options.adapters ? new AdapterBatching(this.loraSet) : undefined;
     const gang = new StepGang();
-    const context = await this.model.createContext({
-      sequences: options.sequences,
-      contextSize: Math.min(options.contextSize, this.model.trainContextSize),
-      threads: options.threads,
-      batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
-    });
+    const context = await this.loraSet.reading(() =>
+      this.model.createContext({
+        sequences: options.sequences,
+        contextSize: Math.min(options.contextSize, this.model.trainContextSize),
+        threads: options.threads,
+        batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
+      }),
+    );
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
     guardSampling(context);
@@ -169,15 +174,15 @@ export class LlamaEngineModel implements EngineModel {
     if (typeof internals._getOrLoadLora !== "function" || !(internals._loraAdapters instanceof Map)) {
       throw new Error("node-llama-cpp's model has no _getOrLoadLora: loadAdapter needs updating for this version");
     }
-    const lora = await internals._getOrLoadLora(path);
-    const batchings = this.batchings;
+    const { batchings, loraSet } = this;
+    const lora = await loraSet.writing(() => internals._getOrLoadLora(path));
     const adapter: LlamaEngineAdapter = {
       path,
       lora,
       async dispose() {
         for (const batching of batchings) await batching.letGo(lora);
         for (const [key, loaded] of internals._loraAdapters) if (loaded === lora) internals._loraAdapters.delete(key);
-        await lora.dispose();
+        await loraSet.writing(() => lora.dispose());
       },
     };
     return adapter;
@@ -185,7 +190,9 @@ export class LlamaEngineModel implements EngineModel {
 
   async embed(inputs: readonly (string | readonly number[])[], signal: AbortSignal) {
     const contextSize = Math.min(this.model.trainContextSize, 8192);
-    this.embedding ??= this.model.createEmbeddingContext({ contextSize, threads: this.threads });
+    this.embedding ??= this.loraSet.reading(() =>
+      this.model.createEmbeddingContext({ contextSize, threads: this.threads }),
+    );
     const context = await this.embedding;
     const vectors: number[][] = [];
     let promptTokens = 0;

@@ -114,11 +114,12 @@ export async function runStreamedJob<T>(
     deps.sender.finished(requestId);
     const ending = { cancelled: signal.aborted, orphaned: lease.orphaned, startedAt, endedAt: Date.now() };
     const record = usage.record(ending);
-    const metered =
+    // Settled: appended, or left out by this worker's own setting (metering off), which the API
+    // that tagged the job must not make up for; an append that failed is left to it.
+    const settled =
       record !== undefined &&
-      deps.usageMetering &&
-      (await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log));
-    await lease.release(metered);
+      (!deps.usageMetering || (await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log)));
+    await lease.release(settled);
   }
 }
 
@@ -160,7 +161,7 @@ export function forClient(error: AppError, requestId: string): ReturnType<AppErr
 async function holdLease(
   deps: StreamedJobDeps,
   to: ReplyAddress,
-): Promise<{ release(metered: boolean): Promise<void>; readonly orphaned: boolean }> {
+): Promise<{ release(settled: boolean): Promise<void>; readonly orphaned: boolean }> {
   const { requestId } = to;
   let unheardSince: number | undefined;
   let orphaned = false;
@@ -186,11 +187,11 @@ async function holdLease(
     get orphaned() {
       return orphaned;
     },
-    /** Ends the lease; `metered`: the request's record is in the usage log, which the mark says with it (stream.ts). */
-    async release(metered) {
+    /** Ends the lease; `settled`: the request's record is this worker's business no more, which the mark says with it (stream.ts). */
+    async release(settled) {
       clearInterval(timer);
       const lease = leaseKey(to.prefix, requestId);
-      const releasing = metered
+      const releasing = settled
         ? deps.publisher.multi().set(meteredKey(to.prefix, requestId), "1", "PX", METERED_MARK_TTL_MS).del(lease).exec()
         : deps.publisher.del(lease);
       await releasing.catch((err: unknown) =>

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { usageRecords } from "../../src/db/schema/usage.js";
-import { leaseKey } from "../../src/requests/stream.js";
+import { leaseKey, meteredKey } from "../../src/requests/stream.js";
 import { usageLogKey } from "../../src/requests/usage-log.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
@@ -59,7 +59,9 @@ describe("usage metering turned off", () => {
     const unmetered = await hearth.startWorker({ HEARTH_USAGE_METERING: "false" });
     const redis = new Redis(hearth.config.redisUrl);
     try {
-      await complete(hearth, redis);
+      const offId = await complete(hearth, redis);
+      // Its mark says the record is settled, so the API that tagged the job does not append one in its place.
+      expect(await redis.exists(meteredKey(hearth.config.redisPrefix, offId))).toBe(1);
       expect(await entriesAdded(redis, hearth.config.redisPrefix)).toBe(0);
       expect(await hearth.api.database.db.select().from(usageRecords)).toHaveLength(0);
       // The same API with a worker that meters in its place: its request is recorded (the checks above can fail).

@@ -11,7 +11,15 @@ COPY src ./src
 COPY drizzle ./drizzle
 COPY scripts ./scripts
 COPY bin ./bin
+COPY native ./native
 RUN npm run build
+# The batch sampler (native/batch-sampler.cpp: a step's samplings in one native call), compiled
+# against the installed node-llama-cpp with a compiler and git that leave in the same layer.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends g++ git \
+ && npm run build:batch-sampler \
+ && apt-get purge -y --auto-remove g++ git \
+ && rm -rf /var/lib/apt/lists/*
 # Runs as the image's unprivileged `node` user: the code stays root's and read-only to it; only
 # /data (a named volume takes this directory's owner on first use) is its to write.
 RUN mkdir -p /data && chown node:node /data

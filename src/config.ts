@@ -68,6 +68,8 @@ export interface Config {
     readonly gpuLayers: GpuLayers;
     /** HEARTH_GPU_CHECK: run a tiny model on the GPU in a child process before using CUDA. */
     readonly gpuCheck: boolean;
+    /** HEARTH_NATIVE_SAMPLER: sample a step's sequences in one native call where the batch sampler is built. */
+    readonly nativeSampler: boolean;
     /** HEARTH_CUDA_ARCHITECTURES: what `npm run build:cuda` compiles for; unset, the local GPUs'. */
     readonly cudaArchitectures: readonly string[] | undefined;
   };
@@ -222,6 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       gpu: r.HEARTH_GPU,
       gpuLayers: r.HEARTH_GPU_LAYERS,
       gpuCheck: r.HEARTH_GPU_CHECK,
+      nativeSampler: r.HEARTH_NATIVE_SAMPLER,
       cudaArchitectures: r.HEARTH_CUDA_ARCHITECTURES?.architectures,
     },
     images: {

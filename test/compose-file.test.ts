@@ -72,6 +72,11 @@ describe("docker-compose.yml", () => {
     expect(at(/^USER node$/)).toBeGreaterThan(at(/chown node:node \/data/));
     expect(at(/^USER node$/)).toBeLessThan(at(/^CMD /));
     expect(at(/chown node:node \/data/)).toBeLessThan(at(/^VOLUME \/data$/));
+    // The batch sampler is built from the sources copied in, and its compiler does not stay.
+    expect(at(/^COPY native \.\/native$/)).toBeGreaterThan(-1);
+    expect(at(/npm run build:batch-sampler/)).toBeGreaterThan(at(/^COPY native/));
+    expect(at(/apt-get purge -y --auto-remove g\+\+ git/)).toBeGreaterThan(at(/npm run build:batch-sampler/));
+    expect(at(/npm run build:batch-sampler/)).toBeLessThan(at(/^USER node$/));
   });
 });
 
@@ -110,6 +115,9 @@ describe("docker-compose.cuda.yml and Dockerfile.cuda", () => {
     expect(lines).toContain('RUN npm run build:cuda -- --arch "$CUDA_ARCHITECTURES" --portable \\');
     const at = (pattern: RegExp) => lines.findIndex((line) => pattern.test(line));
     expect(at(/npm run build:cuda/)).toBeLessThan(at(/-runtime-/));
+    // The batch sampler links the CUDA build: built after it, in the build stage.
+    expect(at(/^RUN npm run build:batch-sampler$/)).toBeGreaterThan(at(/npm run build:cuda/));
+    expect(at(/^RUN npm run build:batch-sampler$/)).toBeLessThan(at(/-runtime-/));
     expect(at(/^COPY --from=build \/app \/app$/)).toBeGreaterThan(at(/-runtime-/));
     expect(lines.filter((line) => /^USER\s/i.test(line))).toEqual(["USER hearth"]);
     expect(at(/^USER hearth$/)).toBeGreaterThan(at(/chown hearth:hearth \/data/));

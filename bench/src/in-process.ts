@@ -1,7 +1,11 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
 import { lastCudaBuild } from "../../src/workers/engine/local-cuda-build.js";
+import { loadConfig } from "../../src/config.js";
+import { loadBatchSampler, type SamplingBatches, samplingThreads } from "../../src/workers/engine/batch-sampler.js";
+import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
+import { usableCores } from "../../src/process/usable-cores.js";
 
 /**
  * The baseline: the same generation done directly with node-llama-cpp in the bench
@@ -71,8 +75,11 @@ export class InProcessModel {
   private constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
+    /** How its samplings go: as the worker's, in one native call per step where the batch sampler is built. */
+    readonly sampling: "batched" | "in turn",
+    batches: SamplingBatches | undefined,
   ) {
-    guardSampling(context);
+    guardSampling(context, batches);
     observeDecodes(context, (decode) => {
       if (decode.tokens !== decode.sequences) return;
       this.counted.steps++;
@@ -87,7 +94,15 @@ export class InProcessModel {
     return counted;
   }
 
-  static async load(modelPath: string, settings: InProcessSettings): Promise<InProcessModel> {
+  /**
+   * With `batchSampling` (by default the workers' HEARTH_NATIVE_SAMPLER), a step's samplings go in
+   * one native call where the batch sampler is built, as in the worker; false: one call each.
+   */
+  static async load(
+    modelPath: string,
+    settings: InProcessSettings,
+    batchSampling = loadConfig(process.env).worker.nativeSampler,
+  ): Promise<InProcessModel> {
     const llama = await llamaInstance();
     const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
     const context = await model.createContext({
@@ -95,7 +110,12 @@ export class InProcessModel {
       contextSize: Math.min(settings.contextSize, model.trainContextSize),
       threads: settings.threads,
     });
-    return new InProcessModel(model, context);
+    const sampler = batchSampling ? loadBatchSampler().sampler : undefined;
+    const vocabulary = vocabularySizeOf(model);
+    const batches = sampler
+      ? { sampler, threads: (count: number) => samplingThreads(count, vocabulary, usableCores()) }
+      : undefined;
+    return new InProcessModel(model, context, sampler ? "batched" : "in turn", batches);
   }
 
   /**

@@ -85,6 +85,12 @@ export const workerCapacity = {
     description:
       "Before a worker uses CUDA, a child process runs a tiny model on the GPU; if it fails, auto falls back, cuda stops.",
   },
+  HEARTH_NATIVE_SAMPLER: {
+    schema: bool,
+    default: "true",
+    description:
+      "Sample all sequences of a step in one native call (the batch sampler npm ci builds); false: one call each.",
+  },
   HEARTH_CUDA_ARCHITECTURES: {
     schema: optionalString.pipe(parsedBy(parseCudaArchitectures).optional()),
     description:

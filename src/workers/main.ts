@@ -18,6 +18,7 @@ await runUntilSignalled(log, async () => {
         gpu: config.worker.gpu,
         gpuLayers: config.worker.gpuLayers,
         gpuCheck: config.worker.gpuCheck,
+        nativeSampler: config.worker.nativeSampler,
         log: log.child("engine"),
       })
     : undefined;

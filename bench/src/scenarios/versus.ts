@@ -154,22 +154,25 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
   const targetLevel = levels.find((l) => l.streams === TARGET_STREAMS) ?? levels[levels.length - 1]!;
   // Where each side's CPU goes per token at that level (the cause of the ratio on a machine that
   // both sides keep busy), and what node-llama-cpp costs alone, with no serving around it.
-  const alone = engine.find((e) => e.sequences === targetLevel.streams);
   figures.push(
     cpuFigure(`${targetLevel.streams} streams, Hearth: CPU ms per 1000 tokens`, targetLevel.hearth.cpuPer1000),
     cpuFigure(
       `${targetLevel.streams} streams, llama-server: CPU ms per 1000 tokens`,
       targetLevel.llamaServer.cpuPer1000,
     ),
-    ...engine.flatMap((e) => [
-      figure(`node-llama-cpp alone, ${e.sequences} sequences: tokens/s`, round(e.tokensPerS), "tok/s"),
-      figure(`node-llama-cpp alone, ${e.sequences} sequences: CPU ms per 1000 tokens`, round(e.cpuPer1000), "ms"),
-    ]),
+    ...engine.flatMap((e) => {
+      const who = engineName(e);
+      return [
+        figure(`${who}, ${e.sequences} sequences: tokens/s`, round(e.tokensPerS), "tok/s"),
+        figure(`${who}, ${e.sequences} sequences: CPU ms per 1000 tokens`, round(e.cpuPer1000), "ms"),
+      ];
+    }),
   );
-  if (alone) {
+  for (const alone of engine.filter((e) => e.sequences === targetLevel.streams)) {
+    const who = engineName(alone);
     figures.push(
       figure(
-        `node-llama-cpp alone ÷ llama-server, ${alone.sequences} streams`,
+        `${who} ÷ llama-server, ${alone.sequences} streams`,
         round(alone.tokensPerS / targetLevel.llamaServer.tokensPerS),
         "×",
       ),
@@ -214,6 +217,8 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
 
 /** node-llama-cpp generating on its own, in the bench's process: no API, Redis or events. */
 interface EngineAlone {
+  /** Its own sampling (a native call per sequence and token), or Hearth's batch sampler's (one a step). */
+  sampling: "one call each" | "batched";
   sequences: number;
   tokensPerS: number;
   cpuPer1000: number;
@@ -223,7 +228,8 @@ interface EngineAlone {
  * The engine's part of the comparison: hearth-tiny in node-llama-cpp, in this process, with the
  * worker's threads, sequences and context, each of `rounds` rounds generating `tokens` greedy
  * tokens in 1 and in as many sequences as the context has, decoded together, each token
- * detokenized as the worker does; its CPU per token is all of this process's.
+ * detokenized as the worker does; its CPU per token is all of this process's. Once with
+ * node-llama-cpp's own sampling, once with the batch sampler where it is built (as workers run).
  */
 async function engineAlone(
   modelPath: string,
@@ -232,30 +238,39 @@ async function engineAlone(
   rounds: number,
   worker: { threads: number; sequences: number; contextSize: number },
 ): Promise<EngineAlone[]> {
-  const model = await InProcessModel.load(modelPath, worker);
-  try {
-    await model.generateTogether(prompt, tokens, worker.sequences);
-    const measured: EngineAlone[] = [];
-    for (const sequences of [...new Set([1, worker.sequences])]) {
-      const cpu = process.cpuUsage();
-      const started = performance.now();
-      let generated = 0;
-      for (let r = 0; r < rounds; r++) {
-        const timings = await model.generateTogether(prompt, tokens, sequences);
-        generated += timings.reduce((sum, t) => sum + t.tokens, 0);
+  const measured: EngineAlone[] = [];
+  for (const batchSampling of [false, true]) {
+    const model = await InProcessModel.load(modelPath, worker, batchSampling);
+    try {
+      if (batchSampling && model.sampling !== "batched") break;
+      const sampling = model.sampling === "batched" ? "batched" : "one call each";
+      await model.generateTogether(prompt, tokens, worker.sequences);
+      for (const sequences of [...new Set([1, worker.sequences])]) {
+        const cpu = process.cpuUsage();
+        const started = performance.now();
+        let generated = 0;
+        for (let r = 0; r < rounds; r++) {
+          const timings = await model.generateTogether(prompt, tokens, sequences);
+          generated += timings.reduce((sum, t) => sum + t.tokens, 0);
+        }
+        const wallMs = performance.now() - started;
+        const used = process.cpuUsage(cpu);
+        measured.push({
+          sampling,
+          sequences,
+          tokensPerS: (generated / wallMs) * 1000,
+          cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
+        });
       }
-      const wallMs = performance.now() - started;
-      const used = process.cpuUsage(cpu);
-      measured.push({
-        sequences,
-        tokensPerS: (generated / wallMs) * 1000,
-        cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
-      });
+    } finally {
+      await model.dispose();
     }
-    return measured;
-  } finally {
-    await model.dispose();
   }
+  return measured;
+}
+
+function engineName(e: EngineAlone): string {
+  return e.sampling === "batched" ? "node-llama-cpp with the batch sampler" : "node-llama-cpp alone";
 }
 
 /** CPU per 1000 tokens: the sum as the value, each process's share shown. */

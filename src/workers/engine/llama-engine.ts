@@ -5,6 +5,7 @@ import { usableCores } from "../../process/usable-cores.js";
 import type { SharedQuarantine } from "../../templates/template-quarantine.js";
 import { DEFAULT_TEMPLATE_LIMITS } from "../../config/template-limits.js";
 import { TemplateSandbox, type TemplateSandboxOptions } from "../../templates/template-sandbox.js";
+import { type BatchSampler, loadBatchSampler } from "./batch-sampler.js";
 import type { Engine, EngineModel, LoadModelOptions } from "./engine.js";
 import { LlamaGrammars } from "./llama-grammars.js";
 import { loadLlama } from "./llama-loader.js";
@@ -18,8 +19,17 @@ export class LlamaEngine implements Engine {
     private readonly llama: Llama,
     private readonly templates: TemplateSandbox,
     private readonly gpuLayers: GpuLayers,
+    /** The native batch sampler, when loaded (batch-sampler.ts); otherwise each sequence samples alone. */
+    private readonly batchSampler: BatchSampler | undefined,
+    /** The cores this process's llama.cpp may use. */
+    private readonly cores: number,
   ) {
     this.grammars = new LlamaGrammars(llama);
+  }
+
+  /** Whether a step's samplings go in one native call (the batch sampler) or one call each. */
+  get batchSampling(): boolean {
+    return this.batchSampler !== undefined;
   }
 
   get backend(): string {
@@ -37,29 +47,40 @@ export class LlamaEngine implements Engine {
       gpuLayers?: GpuLayers;
       /** HEARTH_GPU_CHECK: run a model on the GPU in a child process before using CUDA (llama-loader.ts). */
       gpuCheck?: boolean;
+      /** HEARTH_NATIVE_SAMPLER: use the batch sampler where it is built (default true). */
+      nativeSampler?: boolean;
       /** Where the backend's choice and any fallback are told; by default warnings to stderr. */
       log?: Logger;
     } = {},
   ): Promise<LlamaEngine> {
     const gpu = options.gpu ?? "auto";
+    // All contexts of this process share this many threads. node-llama-cpp's CPU default is
+    // at least 4, which on a machine with fewer cores makes concurrent contexts spin against
+    // each other, and throughput collapses.
+    const maxThreads = options.maxThreads ?? usableCores();
     const check = { log: options.log ?? createLogger("warn", "engine"), enabled: options.gpuCheck ?? true };
     const llama = await loadLlama(
       gpu,
       {
         build: "never",
-        // All contexts of this process share this many threads. node-llama-cpp's CPU default is
-        // at least 4, which on a machine with fewer cores makes concurrent contexts spin against
-        // each other, and throughput collapses.
-        maxThreads: options.maxThreads ?? usableCores(),
+        maxThreads,
         progressLogs: false,
         logLevel: options.logLevel === "debug" ? LlamaLogLevel.debug : LlamaLogLevel.error,
       },
       check,
     );
+    // After llama.cpp's libraries are loaded: the batch sampler links those very ones.
+    let batchSampler: BatchSampler | undefined;
+    if (options.nativeSampler !== false) {
+      const loaded = loadBatchSampler();
+      if (loaded.sampler) check.log.info("batch sampler loaded", { file: loaded.file });
+      else check.log.info(`sampling one sequence at a time: ${loaded.reason}`);
+      batchSampler = loaded.sampler;
+    }
     const templates = new TemplateSandbox(options.templateLimits ?? DEFAULT_TEMPLATE_LIMITS);
     // Started now, so the first chat with an adapter's template does not wait for a thread.
     await templates.warm();
-    return new LlamaEngine(llama, templates, options.gpuLayers ?? "auto");
+    return new LlamaEngine(llama, templates, options.gpuLayers ?? "auto", batchSampler, maxThreads);
   }
 
   shareTemplateQuarantine(store: SharedQuarantine, onError: (error: unknown) => void): void {
@@ -68,7 +89,8 @@ export class LlamaEngine implements Engine {
 
   async loadModel(options: LoadModelOptions): Promise<EngineModel> {
     const model = await this.llama.loadModel({ modelPath: options.path, gpuLayers: this.gpuLayers });
-    return new LlamaEngineModel(options.id, model, options.threads, this.templates, this.grammars);
+    const batchSampling = this.batchSampler ? { sampler: this.batchSampler, cores: this.cores } : undefined;
+    return new LlamaEngineModel(options.id, model, options.threads, this.templates, this.grammars, batchSampling);
   }
 
   async close(): Promise<void> {

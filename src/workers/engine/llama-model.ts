@@ -34,6 +34,7 @@ import { LoraSetGuard } from "./lora-set-guard.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
 import { guardSampling } from "./sampling-guard.js";
+import { type BatchSampler, type SamplingBatches, samplingThreads } from "./batch-sampler.js";
 import { StepGang } from "./step-gang.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
@@ -59,6 +60,8 @@ export class LlamaEngineModel implements EngineModel {
     private readonly threads: number,
     private readonly templates: TemplateSandbox,
     private readonly grammars: LlamaGrammars,
+    /** The batch sampler and the cores a batch's samplings may spread over; undefined: one call each. */
+    private readonly batchSampling?: { sampler: BatchSampler; cores: number },
   ) {
     const template = model.fileInfo.metadata?.tokenizer?.chat_template;
     const hasChatTemplate = typeof template === "string" && template.length > 0;
@@ -128,6 +131,13 @@ export class LlamaEngineModel implements EngineModel {
     }
   }
 
+  private samplingBatches(): SamplingBatches | undefined {
+    if (!this.batchSampling) return undefined;
+    const { sampler, cores } = this.batchSampling;
+    const vocabulary = this.info.vocabularySize;
+    return { sampler, threads: (count) => samplingThreads(count, vocabulary, cores) };
+  }
+
   async createContext(options: ContextOptions): Promise<EngineContext> {
     const batching = options.adapters ? new AdapterBatching(this.loraSet) : undefined;
     const gang = new StepGang();
@@ -141,7 +151,7 @@ export class LlamaEngineModel implements EngineModel {
     );
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
-    guardSampling(context);
+    guardSampling(context, this.samplingBatches());
     const hooks = SampleHooks.attach(context);
     if (batching) {
       batching.attach(context);
@@ -221,7 +231,7 @@ export class LlamaEngineModel implements EngineModel {
 }
 
 /** The tokens llama.cpp's vocabulary has: the GGUF's token list (`tokenizer.ggml.tokens`), which it loads whole. */
-function vocabularySizeOf(model: LlamaModel): number {
+export function vocabularySizeOf(model: LlamaModel): number {
   const tokens = (model.fileInfo.metadata as { tokenizer?: { ggml?: { tokens?: unknown } } }).tokenizer?.ggml?.tokens;
   if (!Array.isArray(tokens) || tokens.length === 0) {
     throw new Error(`${model.filename ?? "the model"} has no tokenizer.ggml.tokens: its vocabulary size is unknown`);

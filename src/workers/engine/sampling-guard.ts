@@ -1,7 +1,14 @@
 import type { LlamaContext } from "node-llama-cpp";
+import { BATCH_FAILED, type SamplingBatches } from "./batch-sampler.js";
 
 interface NativeContext {
   sampleToken(...args: unknown[]): Promise<unknown>;
+}
+
+interface Gathered {
+  index: number;
+  sampler: object;
+  resolve: (token: unknown) => void;
 }
 
 /** What node-llama-cpp's native sampleToken answers when it has no token to give ("Failed to sample next token"). */
@@ -24,6 +31,11 @@ const failures = new WeakMap<LlamaContext, unknown>();
  * 3,272 against 4,559 tok/s on 2 cores (hearth-tiny), 346 against 901 on an H100 (a 49k
  * vocabulary; 436 against 1,580 at 64), so samplings go in turn.
  *
+ * With `batching` (the batch sampler built, batch-sampler.ts), the samplings a step asks for
+ * together go in one native call instead, in turn with any other sampling of the context: the
+ * same samplers and chain, without a thread-pool hand-off and a promise per sequence. Only a
+ * sampling that asks for probabilities (a logprob request's) still goes alone.
+ *
  * A native sampling can fail (llama.cpp's grammar refusing, once sampled, a token it had let
  * through: grammar-token-bans.ts). node-llama-cpp awaits samplings inside its batch loop, which
  * nothing awaits: the rejection would go unhandled and end the process, and the sequence's
@@ -36,7 +48,7 @@ const failures = new WeakMap<LlamaContext, unknown>();
  * sequences together (sampling-guard.test.ts, llama-engine.test.ts) and the sampling-failure
  * test catch a version where it stops working.
  */
-export function guardSampling(context: LlamaContext): void {
+export function guardSampling(context: LlamaContext, batching?: SamplingBatches): void {
   const native = (context as unknown as { _ctx?: Partial<NativeContext> })._ctx;
   if (typeof native?.sampleToken !== "function") {
     throw new Error(
@@ -44,24 +56,68 @@ export function guardSampling(context: LlamaContext): void {
     );
   }
   const sample = native.sampleToken.bind(native);
-  const contained = (args: unknown[]) =>
-    sample(...args).catch((error: unknown) => {
-      failures.set(context, error);
-      return NO_TOKEN;
-    });
+  const failed = (error: unknown) => {
+    failures.set(context, error);
+    return NO_TOKEN;
+  };
+  const contained = (args: unknown[]) => sample(...args).catch(failed);
   let pending = 0;
   let tail: Promise<unknown> = Promise.resolve();
+  /** Runs `work` once every sampling asked before it is done: at once when none is under way. */
+  const inTurn = (work: () => Promise<unknown>) => {
+    const next = pending === 0 ? work() : tail.then(work);
+    pending++;
+    tail = next.then(() => {
+      pending--;
+    });
+    return next;
+  };
+
+  /** One batch: every sequence's sampling in one native call (batch-sampler.ts). */
+  const sampleBatch = async (batch: Gathered[], { sampler, threads }: SamplingBatches) => {
+    if (batch.length === 1) {
+      const [one] = batch as [Gathered];
+      one.resolve(await contained([one.index, one.sampler]));
+      return;
+    }
+    try {
+      const indexes = Int32Array.from(batch, (item) => item.index);
+      const samplers = batch.map((item) => item.sampler);
+      const { tokens, errors } = await sampler.sampleTokens(native, indexes, samplers, threads(batch.length));
+      batch.forEach((item, i) => {
+        const token = tokens[i]!;
+        item.resolve(token === BATCH_FAILED ? failed(new Error(errors[i] ?? "sampling failed")) : token);
+      });
+    } catch (error) {
+      for (const item of batch) item.resolve(failed(error));
+    }
+  };
+  let gathering: Gathered[] | undefined;
+  const gather = (index: number, sampler: object, batches: SamplingBatches) =>
+    new Promise<unknown>((resolve) => {
+      if (gathering === undefined) {
+        const batch: Gathered[] = [];
+        gathering = batch;
+        // node-llama-cpp asks for every sequence of a decoded batch in the turn the decode ended
+        // in (its batch loop maps them all before it awaits any): once that turn is over, all of
+        // this step's samplings are here.
+        setImmediate(() => {
+          gathering = undefined;
+          void inTurn(() => sampleBatch(batch, batches));
+        });
+      }
+      gathering.push({ index, sampler, resolve });
+    });
+
   // The native addon's methods (llama.cpp's binding) are read-only on its prototype: shadow this one on the instance.
   Object.defineProperty(native, "sampleToken", {
     configurable: true,
     value: (...args: unknown[]) => {
-      // Alone (one sequence generating), a sample goes at once; otherwise after the last one.
-      const next = pending === 0 ? contained(args) : tail.then(() => contained(args));
-      pending++;
-      tail = next.then(() => {
-        pending--;
-      });
-      return next;
+      // A sampling with no probabilities asked (two arguments) can go with the step's others.
+      if (batching && args.length === 2 && typeof args[0] === "number" && typeof args[1] === "object") {
+        return gather(args[0], args[1] as object, batching);
+      }
+      return inTurn(() => contained(args));
     },
   });
 }

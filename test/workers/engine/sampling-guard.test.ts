@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError, errorCodes } from "../../../src/errors.js";
 import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
 import { samplingError } from "../../../src/workers/engine/sampling-error.js";
+import { loadBatchSampler, type SamplingBatches } from "../../../src/workers/engine/batch-sampler.js";
 import { guardSampling, takeSamplingFailure } from "../../../src/workers/engine/sampling-guard.js";
 import { wideVocabShape } from "../../helpers/bench-shapes.js";
 import { greedyTokens } from "../../helpers/greedy-tokens.js";
@@ -43,7 +44,19 @@ const PROMPTS = ["Once upon a time", "The quick brown fox", "JSON: "];
 const FREE_TOKENS = 48;
 const SEEDS = 8;
 
-describe("a failed native sampling", () => {
+/** The guard with no batch sampler (one native call a sampling), and with it (a step's samplings in one call). */
+const MODES = [
+  { mode: "one call each", batches: () => undefined },
+  { mode: "batched", batches: batchesOrFail },
+] as const;
+
+function batchesOrFail(): SamplingBatches {
+  const loaded = loadBatchSampler();
+  if (!loaded.sampler) throw new Error(`the batch sampler did not load: ${loaded.reason}`);
+  return { sampler: loaded.sampler, threads: () => 2 };
+}
+
+describe.each(MODES)("a failed native sampling ($mode)", ({ batches }) => {
   let dir: string;
   let llama: Llama;
   let model: LlamaModel;
@@ -57,7 +70,7 @@ describe("a failed native sampling", () => {
     model = await llama.loadModel({ modelPath: built.baseModel });
     // A sequence per free prompt and per seed tried: a disposed one comes back only once the batch loop rests.
     context = await model.createContext({ contextSize: 4096, sequences: PROMPTS.length + SEEDS, threads: 1 });
-    guardSampling(context);
+    guardSampling(context, batches());
     grammar = await llama.createGrammarForJsonSchema(SCHEMA as never);
   });
   afterAll(async () => {
@@ -131,7 +144,7 @@ describe("a failed native sampling", () => {
  * often out of order and get reordered. Without the guard, this test's concurrent generations
  * differed from the same prompts alone in 24–38 of 72 (probe, 2 cores); with it, in none.
  */
-describe("the samplings of one step, run together", () => {
+describe.each(MODES)("the samplings of one step, run together ($mode)", ({ batches }) => {
   const SEQUENCES = 24;
   const TOKENS = 24;
   let dir: string;
@@ -146,7 +159,7 @@ describe("the samplings of one step, run together", () => {
     llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error, maxThreads: 1 });
     model = await llama.loadModel({ modelPath: built.baseModel });
     context = await model.createContext({ contextSize: 64 * SEQUENCES, sequences: SEQUENCES, threads: 1 });
-    guardSampling(context);
+    guardSampling(context, batches());
   });
   afterAll(async () => {
     await context?.dispose();

@@ -92,30 +92,38 @@ export function guardSampling(context: LlamaContext, batching?: SamplingBatches)
       for (const item of batch) item.resolve(failed(error));
     }
   };
-  let gathering: Gathered[] | undefined;
+  let gathering: { items: Gathered[]; samplers: Set<object> } | undefined;
+  /** Queues the batch being gathered (once), and starts gathering afresh. */
+  const close = (batch: NonNullable<typeof gathering>, batches: SamplingBatches) => {
+    if (gathering === batch) gathering = undefined;
+    else return;
+    void inTurn(() => sampleBatch(batch.items, batches));
+  };
   const gather = (index: number, sampler: object, batches: SamplingBatches) =>
     new Promise<unknown>((resolve) => {
+      // A sampler goes once a batch (its candidates buffer is its own, and a batch may use
+      // threads); node-llama-cpp's lock per sampler already keeps it so, and order is kept if not.
+      if (gathering?.samplers.has(sampler)) close(gathering, batches);
       if (gathering === undefined) {
-        const batch: Gathered[] = [];
+        const batch = { items: [] as Gathered[], samplers: new Set<object>() };
         gathering = batch;
         // node-llama-cpp asks for every sequence of a decoded batch in the turn the decode ended
         // in (its batch loop maps them all before it awaits any): once that turn is over, all of
         // this step's samplings are here.
-        setImmediate(() => {
-          gathering = undefined;
-          void inTurn(() => sampleBatch(batch, batches));
-        });
+        setImmediate(() => close(batch, batches));
       }
-      gathering.push({ index, sampler, resolve });
+      gathering.items.push({ index, sampler, resolve });
+      gathering.samplers.add(sampler);
     });
 
   // The native addon's methods (llama.cpp's binding) are read-only on its prototype: shadow this one on the instance.
   Object.defineProperty(native, "sampleToken", {
     configurable: true,
     value: (...args: unknown[]) => {
+      const [index, sampler] = args;
       // A sampling with no probabilities asked (two arguments) can go with the step's others.
-      if (batching && args.length === 2 && typeof args[0] === "number" && typeof args[1] === "object") {
-        return gather(args[0], args[1] as object, batching);
+      if (batching && args.length === 2 && typeof index === "number" && typeof sampler === "object" && sampler) {
+        return gather(index, sampler, batching);
       }
       return inTurn(() => contained(args));
     },

@@ -1,28 +1,9 @@
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { runScript } from "../helpers/run-script.js";
 
 /** `npm run build:batch-sampler -- <args>` (the script itself, under tsx), with the environment given. */
-function buildBatchSampler(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/build-batch-sampler.ts", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const buildBatchSampler = (args: string[], env: Record<string, string>) =>
+  runScript("build-batch-sampler.ts", args, env);
 
 // Only the refusals run here (they stop before the build in node_modules is touched); `npm ci`
 // builds it for real (prepare), and batch-sampler.test.ts needs that build.

@@ -1,30 +1,12 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { runScript, type ScriptRun } from "../helpers/run-script.js";
 
 /** `npm run build:cuda -- <args>` (the script itself, under tsx), with the PATH given. */
-function buildCuda(
-  args: string[],
-  PATH: string,
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/build-cuda.ts", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, PATH },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function buildCuda(args: string[], PATH: string, env: Record<string, string> = {}): Promise<ScriptRun> {
+  return runScript("build-cuda.ts", args, { ...env, PATH });
 }
 
 // Only the refusals run here: a build compiles for the better part of an hour.

@@ -32,7 +32,7 @@ export interface BatchSamplerBuild {
   builtFor: string;
   /** The llama.cpp libraries it links, by the names the dynamic loader matches (their sonames). */
   links: string[];
-  /** A hash of what it was built from (the sources, the compiler, the libraries' folder). */
+  /** A hash of what it was built from: the two sources and the compiler. */
   sources: string;
 }
 

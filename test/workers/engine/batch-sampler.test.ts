@@ -13,6 +13,7 @@ import { getLlama, type Llama, LlamaLogLevel, type LlamaContext, type LlamaModel
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
 import {
+  BATCH_NO_TOKEN,
   BATCH_SAMPLER_BUILD_FILE,
   BATCH_SAMPLER_FILE,
   type BatchSampler,
@@ -209,7 +210,7 @@ describe("sampling a step's sequences in one native call", () => {
       .AddonSampler;
     const native1 = new Sampler((model as unknown as { _model: unknown })._model);
     const result = (await call(native, Int32Array.of(4096), [native1], 1)) as { tokens: Int32Array };
-    expect([...result.tokens]).toEqual([-1]);
+    expect([...result.tokens]).toEqual([BATCH_NO_TOKEN]);
     (native1 as { dispose(): void }).dispose();
   });
 });

@@ -18,7 +18,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { access, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -30,6 +30,7 @@ import {
   batchSamplerDir,
   nodeLlamaCppVersion,
 } from "../src/workers/engine/batch-sampler.js";
+import { pathExists, writeFileAtomically } from "../src/models/formats/atomic-output.js";
 import { lastCudaBuild, nodeLlamaCppLlamaDir } from "../src/workers/engine/local-cuda-build.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -80,11 +81,6 @@ const run = (file: string, args: string[], cwd?: string) =>
         ? reject(new Error(`${file} ${args.slice(0, 3).join(" ")}…: ${stderr.trim() || error.message}`))
         : resolve(stdout),
     ),
-  );
-const exists = (file: string) =>
-  access(file).then(
-    () => true,
-    () => false,
   );
 
 if (process.platform !== "linux") stop(`${process.platform} is not supported (Linux only)`, "unable");
@@ -166,9 +162,10 @@ try {
     // Each file replaced by a rename, the library first and the record last: a worker loading
     // it meanwhile finds the old build or the new one, never none or half of one.
     const target = path.join(batchSamplerDir(), binary.name);
-    await mkdir(target, { recursive: true });
-    await replaceFile(path.join(target, BATCH_SAMPLER_FILE), await readFile(library), 0o755);
-    await replaceFile(path.join(target, BATCH_SAMPLER_BUILD_FILE), formatRecord(recordOf(binary)), 0o644);
+    await writeFileAtomically(path.join(target, BATCH_SAMPLER_FILE), (tmp) => copyFile(library, tmp));
+    await writeFileAtomically(path.join(target, BATCH_SAMPLER_BUILD_FILE), (tmp) =>
+      writeFile(tmp, formatRecord(recordOf(binary))),
+    );
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const built = stale.map((b) => b.name).join(", ");
@@ -195,7 +192,7 @@ async function findBinaries(): Promise<Binary[]> {
   if (cuda) folders.push({ name: `local-${cuda.folder}`, dir: path.join(cuda.dir, "Release") });
   const found: Binary[] = [];
   for (const { name, dir } of folders) {
-    if (!(await exists(path.join(dir, "llama-addon.node")))) continue;
+    if (!(await pathExists(path.join(dir, "llama-addon.node")))) continue;
     const links = (await readdir(dir)).filter((file) => LIBRARIES.some((pattern) => pattern.test(file))).sort();
     if (LIBRARIES.every((pattern) => links.some((file) => pattern.test(file)))) found.push({ name, dir, links });
   }
@@ -204,11 +201,4 @@ async function findBinaries(): Promise<Binary[]> {
 
 function formatRecord(record: BatchSamplerBuild): string {
   return `${JSON.stringify(record, null, 2)}\n`;
-}
-
-/** Writes `file` whole under a temporary name beside it, then renames it over the old one. */
-async function replaceFile(file: string, content: string | Buffer, mode: number): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, content, { mode });
-  await rename(temporary, file);
 }

@@ -2,7 +2,7 @@ import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel
 import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
 import { lastCudaBuild } from "../../src/workers/engine/local-cuda-build.js";
 import { loadConfig } from "../../src/config.js";
-import { loadBatchSampler, type SamplingBatches, samplingThreads } from "../../src/workers/engine/batch-sampler.js";
+import { loadBatchSampler, type SamplingBatches, samplingBatches } from "../../src/workers/engine/batch-sampler.js";
 import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
 import { usableCores } from "../../src/process/usable-cores.js";
@@ -111,10 +111,8 @@ export class InProcessModel {
       threads: settings.threads,
     });
     const sampler = batchSampling ? loadBatchSampler().sampler : undefined;
-    const vocabulary = vocabularySizeOf(model);
-    const batches = sampler
-      ? { sampler, threads: (count: number) => samplingThreads(count, vocabulary, usableCores()) }
-      : undefined;
+    // The cores read once, as the worker's engine does: not a cgroup file read per step.
+    const batches = sampler ? samplingBatches(sampler, vocabularySizeOf(model), usableCores()) : undefined;
     return new InProcessModel(model, context, sampler ? "batched" : "in turn", batches);
   }
 

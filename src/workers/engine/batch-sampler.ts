@@ -147,3 +147,8 @@ export function samplingThreads(count: number, vocabulary: number, cores: number
   if (vocabulary < PARALLEL_SAMPLING_MIN_VOCABULARY || cores < 4) return 1;
   return Math.max(1, Math.min(Math.floor(count / 2), Math.floor(cores / 2), 8));
 }
+
+/** The batch sampler for one model's contexts: its vocabulary and the process's cores decide each batch's threads. */
+export function samplingBatches(sampler: BatchSampler, vocabulary: number, cores: number): SamplingBatches {
+  return { sampler, threads: (count) => samplingThreads(count, vocabulary, cores) };
+}

@@ -34,7 +34,7 @@ import { LoraSetGuard } from "./lora-set-guard.js";
 import { enableProbabilityViews } from "./probability-view.js";
 import { SampleHooks } from "./sample-hooks.js";
 import { guardSampling } from "./sampling-guard.js";
-import { type BatchSampler, type SamplingBatches, samplingThreads } from "./batch-sampler.js";
+import { type BatchSampler, type SamplingBatches, samplingBatches } from "./batch-sampler.js";
 import { StepGang } from "./step-gang.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
@@ -133,9 +133,7 @@ export class LlamaEngineModel implements EngineModel {
 
   private samplingBatches(): SamplingBatches | undefined {
     if (!this.batchSampling) return undefined;
-    const { sampler, cores } = this.batchSampling;
-    const vocabulary = this.info.vocabularySize;
-    return { sampler, threads: (count) => samplingThreads(count, vocabulary, cores) };
+    return samplingBatches(this.batchSampling.sampler, this.info.vocabularySize, this.batchSampling.cores);
   }
 
   async createContext(options: ContextOptions): Promise<EngineContext> {

@@ -1,5 +1,5 @@
 import type { LlamaContext } from "node-llama-cpp";
-import { BATCH_FAILED, type SamplingBatches } from "./batch-sampler.js";
+import { BATCH_FAILED, BATCH_NO_TOKEN, type SamplingBatches } from "./batch-sampler.js";
 
 interface NativeContext {
   sampleToken(...args: unknown[]): Promise<unknown>;
@@ -12,7 +12,7 @@ interface Gathered {
 }
 
 /** What node-llama-cpp's native sampleToken answers when it has no token to give ("Failed to sample next token"). */
-const NO_TOKEN = -1;
+const NO_TOKEN = BATCH_NO_TOKEN;
 
 /** The native error of each context's last failed sampling, until a request takes it. */
 const failures = new WeakMap<LlamaContext, unknown>();

@@ -40,7 +40,7 @@ export interface LlamaBuildInfo {
 
 let shared: Promise<Llama> | undefined;
 /** The backend workers load: node-llama-cpp's best, with the local CUDA build where there is one (build:cuda). */
-const llamaInstance = () =>
+export const llamaInstance = () =>
   (shared ??= lastCudaBuild().then((build) =>
     getLlama({
       gpu: "auto",

@@ -3,6 +3,7 @@ import { loadConfig } from "../../../src/config.js";
 import { BenchHttp, type StreamTiming } from "../http-client.js";
 import { allInOneContext, baseSequences } from "../hearth-cluster.js";
 import { InProcessModel } from "../in-process.js";
+import { StepLoop } from "../step-loop.js";
 import { LlamaServer } from "../llama-server.js";
 import { runClients } from "../load.js";
 import { localRedisPid } from "../machine.js";
@@ -217,8 +218,11 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
 
 /** node-llama-cpp generating on its own, in the bench's process: no API, Redis or events. */
 interface EngineAlone {
-  /** Its own sampling (a native call per sequence and token), or Hearth's batch sampler's (one a step). */
-  sampling: "one call each" | "batched";
+  /**
+   * Its own sampling (a native call per sequence and token), or Hearth's batch sampler's (one a
+   * step); or "step loop": no node-llama-cpp JavaScript between decodes (bench/src/step-loop.ts).
+   */
+  sampling: "one call each" | "batched" | "step loop";
   sequences: number;
   tokensPerS: number;
   cpuPer1000: number;
@@ -229,7 +233,9 @@ interface EngineAlone {
  * worker's threads, sequences and context, each of `rounds` rounds generating `tokens` greedy
  * tokens in 1 and in as many sequences as the context has, decoded together, each token
  * detokenized as the worker does; its CPU per token is all of this process's. Once with
- * node-llama-cpp's own sampling, once with the batch sampler where it is built (as workers run).
+ * node-llama-cpp's own sampling, once with the batch sampler where it is built (as workers run),
+ * and once, with the batch sampler, through the bench's step loop instead of node-llama-cpp's
+ * per-sequence evaluation: what that evaluation's JavaScript costs per token.
  */
 async function engineAlone(
   modelPath: string,
@@ -266,10 +272,42 @@ async function engineAlone(
       await model.dispose();
     }
   }
+  const loop = await StepLoop.load(modelPath, worker);
+  if (!loop) return measured;
+  try {
+    const asked = loop.promptOf(prompt);
+    await loop.generate(
+      Array.from({ length: worker.sequences }, () => asked),
+      tokens,
+    );
+    for (const sequences of [...new Set([1, worker.sequences])]) {
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      let generated = 0;
+      for (let r = 0; r < rounds; r++) {
+        const { tokens: made } = await loop.generate(
+          Array.from({ length: sequences }, () => asked),
+          tokens,
+        );
+        generated += made.reduce((sum, t) => sum + t.length, 0);
+      }
+      const wallMs = performance.now() - started;
+      const used = process.cpuUsage(cpu);
+      measured.push({
+        sampling: "step loop",
+        sequences,
+        tokensPerS: (generated / wallMs) * 1000,
+        cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
+      });
+    }
+  } finally {
+    await loop.dispose();
+  }
   return measured;
 }
 
 function engineName(e: EngineAlone): string {
+  if (e.sampling === "step loop") return "a step loop on the native context, batch sampler";
   return e.sampling === "batched" ? "node-llama-cpp with the batch sampler" : "node-llama-cpp alone";
 }
 

@@ -40,7 +40,7 @@ export interface LlamaBuildInfo {
 
 let shared: Promise<Llama> | undefined;
 /** The backend workers load: node-llama-cpp's best, with the local CUDA build where there is one (build:cuda). */
-export const llamaInstance = () =>
+const llamaInstance = () =>
   (shared ??= lastCudaBuild().then((build) =>
     getLlama({
       gpu: "auto",
@@ -61,6 +61,35 @@ export async function llamaBuildInfo(): Promise<LlamaBuildInfo> {
     gpu: String(llama.gpu),
     systemInfo: llama.systemInfo.trim(),
   };
+}
+
+/** `modelPath` on the workers' backend, in a context with their threads, sequences and context size. */
+export async function loadAsWorkers(
+  modelPath: string,
+  settings: InProcessSettings,
+): Promise<{ model: LlamaModel; context: LlamaContext }> {
+  const llama = await llamaInstance();
+  const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
+  const context = await model.createContext({
+    sequences: settings.sequences,
+    contextSize: Math.min(settings.contextSize, model.trainContextSize),
+    threads: settings.threads,
+  });
+  return { model, context };
+}
+
+/** The batch sampler as workers set it up for `model`, or undefined where it is not built. */
+export function workersSamplingBatches(model: LlamaModel): SamplingBatches | undefined {
+  const sampler = loadBatchSampler().sampler;
+  // The cores read once, as the worker's engine does: not a cgroup file read per step.
+  return sampler ? samplingBatches(sampler, vocabularySizeOf(model), usableCores()) : undefined;
+}
+
+/** `text` tokenized as a prompt: BOS first where the model wants one. */
+export function promptTokens(model: LlamaModel, text: string): Token[] {
+  const tokens = model.tokenize(text, false);
+  const bos = model.tokens.bos;
+  return model.tokens.shouldPrependBosToken && bos !== null && tokens[0] !== bos ? [bos, ...tokens] : tokens;
 }
 
 /** Generation steps (decodes of one token per sequence) since the last reset. */
@@ -103,17 +132,9 @@ export class InProcessModel {
     settings: InProcessSettings,
     batchSampling = loadConfig(process.env).worker.nativeSampler,
   ): Promise<InProcessModel> {
-    const llama = await llamaInstance();
-    const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
-    const context = await model.createContext({
-      sequences: settings.sequences,
-      contextSize: Math.min(settings.contextSize, model.trainContextSize),
-      threads: settings.threads,
-    });
-    const sampler = batchSampling ? loadBatchSampler().sampler : undefined;
-    // The cores read once, as the worker's engine does: not a cgroup file read per step.
-    const batches = sampler ? samplingBatches(sampler, vocabularySizeOf(model), usableCores()) : undefined;
-    return new InProcessModel(model, context, sampler ? "batched" : "in turn", batches);
+    const { model, context } = await loadAsWorkers(modelPath, settings);
+    const batches = batchSampling ? workersSamplingBatches(model) : undefined;
+    return new InProcessModel(model, context, batches ? "batched" : "in turn", batches);
   }
 
   /**
@@ -128,9 +149,7 @@ export class InProcessModel {
   /** Generates `maxTokens` tokens greedily after `prompt` (BOS first where the model wants one). */
   async generate(prompt: string, maxTokens: number): Promise<GenerationTiming> {
     const started = performance.now();
-    let tokens = this.model.tokenize(prompt, false);
-    const bos = this.model.tokens.bos;
-    if (this.model.tokens.shouldPrependBosToken && bos !== null && tokens[0] !== bos) tokens = [bos, ...tokens];
+    const tokens = promptTokens(this.model, prompt);
     // A fresh sequence each time (disposed after): nothing to clear, and no wait for the context's lock.
     const sequence = this.context.getSequence();
     try {

@@ -1,9 +1,7 @@
 import type { LlamaContext, LlamaModel, Token } from "node-llama-cpp";
-import { usableCores } from "../../src/process/usable-cores.js";
 import { sequenceIdOf } from "../../src/workers/engine/adapter-batching.js";
-import { loadBatchSampler, type SamplingBatches, samplingBatches } from "../../src/workers/engine/batch-sampler.js";
-import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
-import { type InProcessSettings, llamaInstance } from "./in-process.js";
+import type { SamplingBatches } from "../../src/workers/engine/batch-sampler.js";
+import { type InProcessSettings, loadAsWorkers, promptTokens, workersSamplingBatches } from "./in-process.js";
 
 /** The native context's batch calls that node-llama-cpp's own loop makes (AddonContext.cpp). */
 interface NativeBatches {
@@ -45,16 +43,14 @@ export class StepLoop {
    * and context), or undefined where the batch sampler is not built.
    */
   static async load(modelPath: string, settings: InProcessSettings): Promise<StepLoop | undefined> {
-    const sampler = loadBatchSampler().sampler;
-    if (!sampler) return undefined;
-    const llama = await llamaInstance();
-    const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
-    const context = await model.createContext({
-      sequences: settings.sequences,
-      contextSize: Math.min(settings.contextSize, model.trainContextSize),
-      threads: settings.threads,
-    });
-    const loop = StepLoop.over(model, context, samplingBatches(sampler, vocabularySizeOf(model), usableCores()));
+    const { model, context } = await loadAsWorkers(modelPath, settings);
+    const batches = workersSamplingBatches(model);
+    if (!batches) {
+      await context.dispose();
+      await model.dispose();
+      return undefined;
+    }
+    const loop = StepLoop.over(model, context, batches);
     loop.owned = true;
     return loop;
   }
@@ -64,9 +60,7 @@ export class StepLoop {
 
   /** `text` as InProcessModel's prompt: BOS first where the model wants one. */
   promptOf(text: string): Token[] {
-    const tokens = this.model.tokenize(text, false);
-    const bos = this.model.tokens.bos;
-    return this.model.tokens.shouldPrependBosToken && bos !== null && tokens[0] !== bos ? [bos, ...tokens] : tokens;
+    return promptTokens(this.model, text);
   }
 
   /** A loop over all of `context`'s sequences (taken from it for good), sampling through `batches`. */

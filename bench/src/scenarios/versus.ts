@@ -244,30 +244,35 @@ async function engineAlone(
   rounds: number,
   worker: { threads: number; sequences: number; contextSize: number },
 ): Promise<EngineAlone[]> {
+  const counts = [...new Set([1, worker.sequences])];
+  /** Each count's `rounds` of `generate(count)` (which resolves to the tokens made), after a warm-up at the most. */
+  const measure = async (sampling: EngineAlone["sampling"], generate: (count: number) => Promise<number>) => {
+    await generate(worker.sequences);
+    const measured: EngineAlone[] = [];
+    for (const sequences of counts) {
+      const cpu = process.cpuUsage();
+      const started = performance.now();
+      let generated = 0;
+      for (let r = 0; r < rounds; r++) generated += await generate(sequences);
+      const wallMs = performance.now() - started;
+      const used = process.cpuUsage(cpu);
+      measured.push({
+        sampling,
+        sequences,
+        tokensPerS: (generated / wallMs) * 1000,
+        cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
+      });
+    }
+    return measured;
+  };
   const measured: EngineAlone[] = [];
   for (const batchSampling of [false, true]) {
     const model = await InProcessModel.load(modelPath, worker, batchSampling);
     try {
       if (batchSampling && model.sampling !== "batched") break;
-      const sampling = model.sampling === "batched" ? "batched" : "one call each";
-      await model.generateTogether(prompt, tokens, worker.sequences);
-      for (const sequences of [...new Set([1, worker.sequences])]) {
-        const cpu = process.cpuUsage();
-        const started = performance.now();
-        let generated = 0;
-        for (let r = 0; r < rounds; r++) {
-          const timings = await model.generateTogether(prompt, tokens, sequences);
-          generated += timings.reduce((sum, t) => sum + t.tokens, 0);
-        }
-        const wallMs = performance.now() - started;
-        const used = process.cpuUsage(cpu);
-        measured.push({
-          sampling,
-          sequences,
-          tokensPerS: (generated / wallMs) * 1000,
-          cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
-        });
-      }
+      const together = async (count: number) =>
+        (await model.generateTogether(prompt, tokens, count)).reduce((sum, t) => sum + t.tokens, 0);
+      measured.push(...(await measure(model.sampling === "batched" ? "batched" : "one call each", together)));
     } finally {
       await model.dispose();
     }
@@ -276,30 +281,14 @@ async function engineAlone(
   if (!loop) return measured;
   try {
     const asked = loop.promptOf(prompt);
-    await loop.generate(
-      Array.from({ length: worker.sequences }, () => asked),
-      tokens,
-    );
-    for (const sequences of [...new Set([1, worker.sequences])]) {
-      const cpu = process.cpuUsage();
-      const started = performance.now();
-      let generated = 0;
-      for (let r = 0; r < rounds; r++) {
-        const { tokens: made } = await loop.generate(
-          Array.from({ length: sequences }, () => asked),
+    const together = async (count: number) =>
+      (
+        await loop.generate(
+          Array.from({ length: count }, () => asked),
           tokens,
-        );
-        generated += made.reduce((sum, t) => sum + t.length, 0);
-      }
-      const wallMs = performance.now() - started;
-      const used = process.cpuUsage(cpu);
-      measured.push({
-        sampling: "step loop",
-        sequences,
-        tokensPerS: (generated / wallMs) * 1000,
-        cpuPer1000: ((used.user + used.system) / 1000 / generated) * 1000,
-      });
-    }
+        )
+      ).tokens.reduce((sum, t) => sum + t.length, 0);
+    measured.push(...(await measure("step loop", together)));
   } finally {
     await loop.dispose();
   }

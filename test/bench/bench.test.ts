@@ -169,6 +169,11 @@ describe("the bench", () => {
     expect(cost.decodes.switching).toBeGreaterThan(tinySizes.switchCostRounds);
     expect(cost.switches.switching).toBeGreaterThanOrEqual(cost.decodes.switching - tinySizes.switchCostRounds);
     expect(cost.switches.steady).toBeLessThanOrEqual(tinySizes.switchCostRounds);
+    // Batching also runs the step loop at every level (npm ci builds the batch sampler it needs).
+    const batching = report.scenarios.find((s) => s.id === "batching")!;
+    const loop = batching.details.stepLoop as { streams: number; tokensPerS: number }[];
+    expect(loop.map((l) => l.streams)).toEqual(tinySizes.batchingLevels);
+    expect(loop.every((l) => l.tokensPerS > 0)).toBe(true);
     // Prompt caching: the second conversation sharing a system prompt reuses the first's cells; one
     // with a nonce in front reuses a common chat header at most.
     const prefix = report.scenarios.find((s) => s.id === "prefix")!;

@@ -1,5 +1,6 @@
 import { llamaBuildInfo, type StepCount } from "../in-process.js";
-import { baseSequences } from "../hearth-cluster.js";
+import { allInOneContext, baseSequences } from "../hearth-cluster.js";
+import { StepLoop } from "../step-loop.js";
 import { stepsBetween, workerStepsAfterHeartbeat } from "../metric-samples.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";
@@ -73,6 +74,9 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
     }
   }
 
+  progress.step("batching: the step loop in process");
+  const loop = await stepLoopLevels(ctx);
+
   const figures: Figure[] = [];
   const ratios: number[] = [];
   const perLevel = sizes.batchingLevels.map((streams) => {
@@ -116,6 +120,13 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
   const gain = most.inProcess.tokensPerS / fewest.inProcess.tokensPerS;
   const gainLabel = `in process, ${most.streams} streams ÷ ${fewest.streams}`;
   figures.push(figure(gainLabel, round(gain), "×"));
+  if (loop) {
+    for (const { streams, tokensPerS } of loop) {
+      figures.push(figure(`${streams} streams, step loop in process: tokens/s`, round(tokensPerS), "tok/s"));
+    }
+    const loopGain = loop[loop.length - 1]!.tokensPerS / loop[0]!.tokensPerS;
+    figures.push(figure(`in process, step loop, ${most.streams} streams ÷ ${fewest.streams}`, round(loopGain), "×"));
+  }
   const onGpu = (await llamaBuildInfo()).gpu !== "false";
   return {
     id: "batching",
@@ -144,8 +155,15 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
         `${workerSettings.contexts === 1 ? "the same" : `${workerSettings.contexts} contexts of ${workerSettings.sequences}`}, ` +
         `${workerSettings.threads} thread(s) a context; Hearth's steps from the worker's /metrics ` +
         "(hearth_worker_decode_step_sequences)",
+      ...(loop
+        ? [
+            "step loop: the same model, sequences and prompt through bench/src/step-loop.ts (the native context " +
+              "driven directly, one decode and one batch sampling a step), after the rounds: what the levels " +
+              "give without node-llama-cpp's per-sequence JavaScript",
+          ]
+        : []),
     ],
-    details: { runs, levels: perLevel },
+    details: { runs, levels: perLevel, stepLoop: loop ?? null },
   };
 }
 
@@ -159,4 +177,35 @@ function run(side: Run["side"], r: number, streams: number, tokens: number, wall
     tokensPerS: (tokens / wallMs) * 1000,
     sequencesPerStep: steps.steps > 0 ? steps.sequences / steps.steps : Number.NaN,
   };
+}
+
+/**
+ * Each level's tokens/s through the bench's step loop, in process (its own model and context,
+ * as the in-process side's), the rounds pooled; undefined where the batch sampler is not built.
+ */
+async function stepLoopLevels(ctx: BenchContext): Promise<{ streams: number; tokensPerS: number }[] | undefined> {
+  const { sizes } = ctx;
+  const loop = await StepLoop.load(ctx.bench.path, allInOneContext(ctx.workerSettings));
+  if (!loop) return undefined;
+  try {
+    const asked = loop.promptOf(ctx.prompt);
+    const generate = async (count: number) =>
+      (
+        await loop.generate(
+          Array.from({ length: count }, () => asked),
+          sizes.batchingTokens,
+        )
+      ).tokens.reduce((sum, t) => sum + t.length, 0);
+    await generate(2);
+    const levels: { streams: number; tokensPerS: number }[] = [];
+    for (const streams of sizes.batchingLevels) {
+      const started = performance.now();
+      let generated = 0;
+      for (let r = 0; r < sizes.batchingRounds; r++) generated += await generate(streams);
+      levels.push({ streams, tokensPerS: (generated / (performance.now() - started)) * 1000 });
+    }
+    return levels;
+  } finally {
+    await loop.dispose();
+  }
 }

@@ -58,9 +58,17 @@ export class StepLoop {
   /** The model and context are this loop's own (load), disposed with it. */
   private owned = false;
 
-  /** `text` as InProcessModel's prompt: BOS first where the model wants one. */
-  promptOf(text: string): Token[] {
-    return promptTokens(this.model, text);
+  /**
+   * `count` greedy generations of `maxTokens` after `prompt` (tokenized as InProcessModel's),
+   * decoded together: resolves to the tokens generated.
+   */
+  async generateTogether(prompt: string, maxTokens: number, count: number): Promise<number> {
+    const asked = promptTokens(this.model, prompt);
+    const { tokens } = await this.generate(
+      Array.from({ length: count }, () => asked),
+      maxTokens,
+    );
+    return tokens.reduce((sum, t) => sum + t.length, 0);
   }
 
   /** A loop over all of `context`'s sequences (taken from it for good), sampling through `batches`. */

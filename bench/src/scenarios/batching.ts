@@ -188,14 +188,7 @@ async function stepLoopLevels(ctx: BenchContext): Promise<{ streams: number; tok
   const loop = await StepLoop.load(ctx.bench.path, allInOneContext(ctx.workerSettings));
   if (!loop) return undefined;
   try {
-    const asked = loop.promptOf(ctx.prompt);
-    const generate = async (count: number) =>
-      (
-        await loop.generate(
-          Array.from({ length: count }, () => asked),
-          sizes.batchingTokens,
-        )
-      ).tokens.reduce((sum, t) => sum + t.length, 0);
+    const generate = (count: number) => loop.generateTogether(ctx.prompt, sizes.batchingTokens, count);
     await generate(2);
     const levels: { streams: number; tokensPerS: number }[] = [];
     for (const streams of sizes.batchingLevels) {

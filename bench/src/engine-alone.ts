@@ -4,10 +4,12 @@ import { StepLoop } from "./step-loop.js";
 /** node-llama-cpp generating on its own, in the bench's process: no API, Redis or events. */
 export interface EngineAlone {
   /**
-   * Its own sampling (a native call per sequence and token), or Hearth's batch sampler's (one a
-   * step); or "step loop": no node-llama-cpp JavaScript between decodes (bench/src/step-loop.ts).
+   * node-llama-cpp's `evaluate` with its own sampling (a native call per sequence and token), or
+   * with Hearth's batch sampler's (one a step); "driver": the worker's generation loop on
+   * node-llama-cpp's batches (sequence-driver.ts) with the batch sampler, as workers generate;
+   * "step loop": no node-llama-cpp JavaScript between decodes (bench/src/step-loop.ts).
    */
-  sampling: "one call each" | "batched" | "step loop";
+  sampling: "one call each" | "batched" | "driver" | "step loop";
   sequences: number;
   tokensPerS: number;
   cpuPer1000: number;
@@ -17,10 +19,10 @@ export interface EngineAlone {
  * The engine's part of the comparison: hearth-tiny in node-llama-cpp, in this process, with the
  * worker's threads, sequences and context, each of `rounds` rounds generating `tokens` greedy
  * tokens in 1 and in as many sequences as the context has, decoded together, each token
- * detokenized as the worker does; its CPU per token is all of this process's. Once with
- * node-llama-cpp's own sampling, once with the batch sampler where it is built (as workers run),
- * and once, with the batch sampler, through the bench's step loop instead of node-llama-cpp's
- * per-sequence evaluation: what that evaluation's JavaScript costs per token.
+ * detokenized as the worker does; its CPU per token is all of this process's. Through
+ * node-llama-cpp's `evaluate` with its own sampling, then with the batch sampler where it is
+ * built; through the worker's driver (as workers run); and through the bench's step loop: what
+ * the JavaScript between two decodes costs per token, node-llama-cpp's and the driver's.
  */
 export async function engineAlone(
   modelPath: string,
@@ -51,13 +53,19 @@ export async function engineAlone(
     return measured;
   };
   const measured: EngineAlone[] = [];
-  for (const batchSampling of [false, true]) {
-    const model = await InProcessModel.load(modelPath, worker, batchSampling);
+  const variants = [
+    { batchSampling: false, generation: "evaluate" },
+    { batchSampling: true, generation: "evaluate" },
+    { batchSampling: true, generation: "driver" },
+  ] as const;
+  for (const { batchSampling, generation } of variants) {
+    const model = await InProcessModel.load(modelPath, worker, batchSampling, generation);
     try {
       if (batchSampling && model.sampling !== "batched") break;
       const together = async (count: number) =>
         (await model.generateTogether(prompt, tokens, count)).reduce((sum, t) => sum + t.tokens, 0);
-      measured.push(...(await measure(model.sampling === "batched" ? "batched" : "one call each", together)));
+      const sampling = generation === "driver" ? "driver" : batchSampling ? "batched" : "one call each";
+      measured.push(...(await measure(sampling, together)));
     } finally {
       await model.dispose();
     }
@@ -74,5 +82,6 @@ export async function engineAlone(
 
 export function engineName(e: EngineAlone): string {
   if (e.sampling === "step loop") return "a step loop on the native context, batch sampler";
+  if (e.sampling === "driver") return "the worker's driver on node-llama-cpp's batches, batch sampler";
   return e.sampling === "batched" ? "node-llama-cpp with the batch sampler" : "node-llama-cpp alone";
 }

@@ -5,6 +5,7 @@ import { loadConfig } from "../../src/config.js";
 import { loadBatchSampler, type SamplingBatches, samplingBatches } from "../../src/workers/engine/batch-sampler.js";
 import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
+import { driveSequence } from "../../src/workers/engine/sequence-driver.js";
 import { usableCores } from "../../src/process/usable-cores.js";
 
 /**
@@ -98,6 +99,9 @@ export interface StepCount {
   sequences: number;
 }
 
+/** The worker's own generation loop over node-llama-cpp's batches (sequence-driver.ts), or node-llama-cpp's `evaluate`. */
+export type InProcessGeneration = "driver" | "evaluate";
+
 export class InProcessModel {
   private counted: StepCount = { steps: 0, sequences: 0 };
 
@@ -107,6 +111,8 @@ export class InProcessModel {
     /** How its samplings go: as the worker's, in one native call per step where the batch sampler is built. */
     readonly sampling: "batched" | "in turn",
     batches: SamplingBatches | undefined,
+    /** How it generates: as the worker does (sequence-driver.ts), or through node-llama-cpp's `evaluate`. */
+    readonly generation: InProcessGeneration,
   ) {
     guardSampling(context, batches);
     observeDecodes(context, (decode) => {
@@ -131,10 +137,11 @@ export class InProcessModel {
     modelPath: string,
     settings: InProcessSettings,
     batchSampling = loadConfig(process.env).worker.nativeSampler,
+    generation: InProcessGeneration = "driver",
   ): Promise<InProcessModel> {
     const { model, context } = await loadAsWorkers(modelPath, settings);
     const batches = batchSampling ? workersSamplingBatches(model) : undefined;
-    return new InProcessModel(model, context, batches ? "batched" : "in turn", batches);
+    return new InProcessModel(model, context, batches ? "batched" : "in turn", batches, generation);
   }
 
   /**
@@ -156,11 +163,16 @@ export class InProcessModel {
       let ttftMs = Number.NaN;
       const generated: Token[] = [];
       let chars = 0;
-      for await (const token of sequence.evaluate(tokens, { temperature: 0 })) {
+      const take = (token: Token) => {
         if (generated.length === 0) ttftMs = performance.now() - started;
         chars += this.model.detokenize([token], false, generated.slice(-4)).length;
         generated.push(token);
-        if (generated.length >= maxTokens) break;
+        return generated.length < maxTokens;
+      };
+      if (this.generation === "driver") {
+        await driveSequence(sequence, tokens, { temperature: 0 }, false, ({ token }) => take(token));
+      } else {
+        for await (const token of sequence.evaluate(tokens, { temperature: 0 })) if (!take(token)) break;
       }
       return { ttftMs, totalMs: performance.now() - started, tokens: generated.length, chars };
     } finally {

@@ -26,7 +26,8 @@ import { echoPrompt, type ReadPrompt } from "./prompt-echo.js";
 import { TokenLogprobs } from "./token-logprobs.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
 import { GrammarTokenBans } from "./grammar-token-bans.js";
-import { withSamplingErrors } from "./sampling-error.js";
+import { samplingError } from "./sampling-error.js";
+import { driveSequence, type DrivenStep } from "./sequence-driver.js";
 import { takeSamplingFailure } from "./sampling-guard.js";
 import { evaluateOptions } from "./evaluate-options.js";
 import { ToolCallConstraint } from "./tool-call-constraint.js";
@@ -193,24 +194,27 @@ export class LlamaEngineContext implements EngineContext {
       else {
         // The echo (above) scores the prompt with every probability; the generated tokens need fewer.
         if (ledger) this.hooks.set(sequence, trimmingProbabilities(typical?.hook));
-        const metadata = { probabilities: top !== undefined };
-        const steps = sequence.evaluateWithMetadata(input, metadata, options);
         const constrained = () => grammarState !== undefined || calls?.state() !== undefined;
-        for await (const step of withSamplingErrors(steps, () => takeSamplingFailure(this.context), constrained)) {
-          const token = step.token;
+        const step = ({ token, probabilities }: DrivenStep) => {
           generated.push(token);
           progress(generated.length);
-          if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(step), top!));
+          if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(probabilities), top!));
           emit(decoder.push(token));
-          if (stopped) break;
+          if (stopped) return false;
           if (signal.aborted) {
             finishReason = "cancelled";
-            break;
+            return false;
           }
           if (generated.length >= maxTokens) {
             finishReason = "length";
-            break;
+            return false;
           }
+          return true;
+        };
+        try {
+          await driveSequence(sequence, input, options, top !== undefined, step);
+        } catch (error) {
+          throw samplingError(error, takeSamplingFailure(this.context), constrained());
         }
       }
     } finally {
@@ -302,9 +306,8 @@ export interface LlamaEngineAdapter extends EngineAdapter {
   readonly lora: NativeLora;
 }
 
-/** A step's probabilities: there when the request asked (its metadata's `probabilities` is then true). */
-function probabilitiesOf(step: object): Map<Token, number> {
-  const probabilities = (step as { probabilities?: Map<Token, number> }).probabilities;
+/** A step's probabilities: there when the request asked (the driver then samples with them). */
+function probabilitiesOf(probabilities: Map<Token, number> | undefined): Map<Token, number> {
   if (probabilities === undefined) throw new Error("node-llama-cpp gave no probabilities for a token");
   return probabilities;
 }

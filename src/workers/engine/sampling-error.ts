@@ -1,17 +1,15 @@
 import { AppError } from "../../errors.js";
-
-/** What node-llama-cpp throws in a sequence's generator when its native sampling gave no token. */
-const NO_TOKEN = "Failed to sample next token";
+import { NO_TOKEN_MESSAGE } from "./sequence-driver.js";
 
 /**
- * The error a request's generation ends with when node-llama-cpp threw `error` out of it:
+ * The error a request's generation ends with when its driver (sequence-driver.ts) threw `error`:
  * a failed sampling (sampling-guard.ts turns one into node-llama-cpp's "no token", and keeps
  * the native error, `nativeFailure`) is a `model_error` when a grammar was in force, where
  * llama.cpp's grammar refusing a token it had let through is the known cause, and an internal
  * error otherwise. Anything else is `error` itself.
  */
 export function samplingError(error: unknown, nativeFailure: unknown, constrained: boolean): unknown {
-  if (!(error instanceof Error) || error.message !== NO_TOKEN) return error;
+  if (!(error instanceof Error) || error.message !== NO_TOKEN_MESSAGE) return error;
   const native = nativeFailure instanceof Error ? nativeFailure.message : String(nativeFailure ?? "no token");
   const detail = `llama.cpp's sampling failed: ${native}`;
   if (!constrained) return new AppError("internal", detail, { cause: error, detail });
@@ -21,20 +19,4 @@ export function samplingError(error: unknown, nativeFailure: unknown, constraine
       "so the generation stopped. A retry, or another seed, may succeed.",
     { cause: error, detail },
   );
-}
-
-/**
- * A generation's steps, but a failed sampling ends them with `samplingError`'s error:
- * `takeFailure` gives the native error, `constrained` whether a grammar was in force.
- */
-export async function* withSamplingErrors<T>(
-  steps: AsyncGenerator<T>,
-  takeFailure: () => unknown,
-  constrained: () => boolean,
-): AsyncGenerator<T> {
-  try {
-    yield* steps;
-  } catch (error) {
-    throw samplingError(error, takeFailure(), constrained());
-  }
 }

@@ -287,6 +287,9 @@ describe("the web pages in Chromium", () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await signIn(page, hearth.apiKey);
+    // Measured once the signed-in page has its stylesheet: a layout forced before that is unstyled.
+    await page.locator("header nav").waitFor();
+    await page.waitForLoadState("load");
     expect(await page.evaluate("document.compatMode")).toBe("CSS1Compat"); // standards mode
     const middle = async (name: string, role: "link" | "button") => {
       const box = (await page.locator("header").getByRole(role, { name }).boundingBox())!;

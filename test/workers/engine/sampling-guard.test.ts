@@ -26,6 +26,7 @@ import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
 import { samplingError } from "../../../src/workers/engine/sampling-error.js";
 import { loadBatchSampler, type SamplingBatches } from "../../../src/workers/engine/batch-sampler.js";
 import { guardSampling, takeSamplingFailure } from "../../../src/workers/engine/sampling-guard.js";
+import { driveSequence } from "../../../src/workers/engine/sequence-driver.js";
 import { wideVocabShape } from "../../helpers/bench-shapes.js";
 import { greedyTokens } from "../../helpers/greedy-tokens.js";
 
@@ -89,10 +90,9 @@ describe.each(MODES)("a failed native sampling ($mode)", ({ batches }) => {
     const grammarEvaluationState = new LlamaGrammarEvaluationState({ model, grammar });
     let tokens = 0;
     try {
+      // As the engine generates: through its driver (sequence-driver.ts).
       const options = { temperature: 1, seed, grammarEvaluationState };
-      for await (const _ of sequence.evaluate(model.tokenize(PROMPTS[0]!), options)) {
-        if (++tokens >= 600) break;
-      }
+      await driveSequence(sequence, model.tokenize(PROMPTS[0]!), options, false, () => ++tokens < 600);
       return { tokens };
     } catch (error) {
       return { tokens, error };

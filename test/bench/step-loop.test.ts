@@ -4,44 +4,24 @@
  * own `evaluate` generates, or its figures would compare unlike work: the same greedy tokens for
  * every sequence, with prompts that take more than one batch, and again on reused sequences.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { getLlama, type Llama, LlamaLogLevel, type LlamaModel, type Token } from "node-llama-cpp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LlamaModel, Token } from "node-llama-cpp";
+import { beforeAll, describe, expect, it } from "vitest";
 import { StepLoop } from "../../bench/src/step-loop.js";
-import { buildBenchModels } from "../../src/models/factory/bench-models.js";
 import { loadBatchSampler, samplingBatches } from "../../src/workers/engine/batch-sampler.js";
 import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
-import { tinyLlamaShape } from "../helpers/bench-shapes.js";
+import { distinctPrompts, useTinyRandomModel } from "../helpers/tiny-random-model.js";
 
 const TOKENS = 20;
 const PROMPT_TOKENS = 12;
 
 describe("the bench's step loop", () => {
-  let dir: string;
-  let llama: Llama;
+  const loaded = useTinyRandomModel("step-loop");
   let model: LlamaModel;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), "hearth-step-loop-"));
-    const built = await buildBenchModels(dir, {
-      shape: { id: "step-loop", like: "no model", shape: tinyLlamaShape },
-      adapters: 0,
-    });
-    llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error, maxThreads: 1 });
-    model = await llama.loadModel({ modelPath: built.baseModel });
-  });
-  afterAll(async () => {
-    await model?.dispose();
-    await rm(dir, { recursive: true, force: true });
+  beforeAll(() => {
+    model = loaded();
   });
 
-  /** Prompts of distinct tokens: a random-weight model's greedy answer depends on each token and its position. */
-  const prompts = (count: number): Token[][] =>
-    Array.from({ length: count }, (_, i) =>
-      Array.from({ length: PROMPT_TOKENS }, (_, j) => ((i * 97 + j * 31 + 7) % 1000) as Token),
-    );
+  const prompts = (count: number): Token[][] => distinctPrompts(count, PROMPT_TOKENS);
 
   /** node-llama-cpp's own answer to one prompt, alone on a context. */
   const evaluated = async (prompt: Token[]): Promise<Token[]> => {

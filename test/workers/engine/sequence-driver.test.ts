@@ -4,52 +4,25 @@
  * once where they stay and each token where they change, and leave the sequence's record as
  * node-llama-cpp's evaluation leaves it (the prompt cache and the cell eraser read it).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import {
-  getLlama,
-  type Llama,
-  LlamaLogLevel,
-  type LlamaModel,
-  type SequenceEvaluateOptions,
-  type Token,
-} from "node-llama-cpp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildBenchModels } from "../../../src/models/factory/bench-models.js";
+import type { LlamaModel, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadBatchSampler, samplingBatches } from "../../../src/workers/engine/batch-sampler.js";
 import { vocabularySizeOf } from "../../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../../src/workers/engine/sampling-guard.js";
 import { type DrivenStep, driveSequence } from "../../../src/workers/engine/sequence-driver.js";
-import { tinyLlamaShape } from "../../helpers/bench-shapes.js";
+import { distinctPrompts, useTinyRandomModel } from "../../helpers/tiny-random-model.js";
 
 const TOKENS = 16;
 const PROMPT_TOKENS = 12;
 
 describe("the sequence driver", () => {
-  let dir: string;
-  let llama: Llama;
+  const loaded = useTinyRandomModel("sequence-driver");
   let model: LlamaModel;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), "hearth-sequence-driver-"));
-    const built = await buildBenchModels(dir, {
-      shape: { id: "sequence-driver", like: "no model", shape: tinyLlamaShape },
-      adapters: 0,
-    });
-    llama = await getLlama({ build: "never", gpu: false, logLevel: LlamaLogLevel.error, maxThreads: 1 });
-    model = await llama.loadModel({ modelPath: built.baseModel });
-  });
-  afterAll(async () => {
-    await model?.dispose();
-    await rm(dir, { recursive: true, force: true });
+  beforeAll(() => {
+    model = loaded();
   });
 
-  /** Prompts of distinct tokens: a random-weight model's answer depends on each token and its position. */
-  const prompts = (count: number): Token[][] =>
-    Array.from({ length: count }, (_, i) =>
-      Array.from({ length: PROMPT_TOKENS }, (_, j) => ((i * 97 + j * 31 + 7) % 1000) as Token),
-    );
+  const prompts = (count: number): Token[][] => distinctPrompts(count, PROMPT_TOKENS);
 
   /** Options for one generation, given the tokens it has generated so far (for penalties over them). */
   type Options = (generated: Token[]) => SequenceEvaluateOptions;

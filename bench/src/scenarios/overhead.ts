@@ -6,14 +6,16 @@ import { pairedDifferences, round, summarize } from "../stats.js";
  * 1. Overhead: one stream at a time, greedy, through the HTTP API (SSE read by a real
  * HTTP client) and directly in-process on the same model file, interleaved request by
  * request so that machine noise hits both alike. The in-process side runs only while
- * the worker is idle.
+ * the worker is idle. Each pair has a prompt of its own, begun by its number: the worker's prompt
+ * cache would otherwise find each prompt's cells from the request before and skip evaluating it,
+ * where the in-process side evaluates it each time (the cache's gain is the prefix scenario's).
  */
 export async function overheadScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress } = ctx;
   const local = await ctx.inProcess();
-  const body = (maxTokens: number) => ({
+  const body = (maxTokens: number, prompt = ctx.prompt) => ({
     model: ctx.bench.name,
-    prompt: ctx.prompt,
+    prompt,
     max_tokens: maxTokens,
     temperature: 0,
   });
@@ -30,8 +32,9 @@ export async function overheadScenario(ctx: BenchContext): Promise<ScenarioResul
     const long = i < sizes.overheadPairs;
     const maxTokens = long ? sizes.overheadTokens : 1;
     progress.step(`overhead: pair ${i + 1}/${pairs} (${maxTokens} tokens, Hearth then in-process)`);
-    const h = await ctx.http.stream(body(maxTokens));
-    const p = await local.generate(ctx.prompt, maxTokens);
+    const prompt = `${i + 1}. ${ctx.prompt}`;
+    const h = await ctx.http.stream(body(maxTokens, prompt));
+    const p = await local.generate(prompt, maxTokens);
     if (h.tokens !== p.tokens)
       throw new Error(`Hearth generated ${h.tokens} tokens, in-process ${p.tokens}: not the same work`);
     hearth.ttft.push(h.ttftMs);

@@ -63,7 +63,7 @@ export async function engineAlone(
     try {
       if (batchSampling && model.sampling !== "batched") break;
       const together = async (count: number) =>
-        (await model.generateTogether(prompt, tokens, count)).reduce((sum, t) => sum + t.tokens, 0);
+        (await model.generateTogether(Array(count).fill(prompt), tokens)).reduce((sum, t) => sum + t.tokens, 0);
       const sampling = generation === "driver" ? "driver" : batchSampling ? "batched" : "one call each";
       measured.push(...(await measure(sampling, together)));
     } finally {

@@ -145,12 +145,12 @@ export class InProcessModel {
   }
 
   /**
-   * `count` generations at once, each in a sequence of its own, decoded together. Starts once
-   * that many sequences are free: a disposed sequence's slot comes back a moment later.
+   * A generation of each prompt, all at once, each in a sequence of its own, decoded together.
+   * Starts once that many sequences are free: a disposed sequence's slot comes back a moment later.
    */
-  async generateTogether(prompt: string, maxTokens: number, count: number): Promise<GenerationTiming[]> {
-    while (this.context.sequencesLeft < count) await new Promise((resolve) => setTimeout(resolve, 1));
-    return Promise.all(Array.from({ length: count }, () => this.generate(prompt, maxTokens)));
+  async generateTogether(prompts: readonly string[], maxTokens: number): Promise<GenerationTiming[]> {
+    while (this.context.sequencesLeft < prompts.length) await new Promise((resolve) => setTimeout(resolve, 1));
+    return Promise.all(prompts.map((prompt) => this.generate(prompt, maxTokens)));
   }
 
   /** Generates `maxTokens` tokens greedily after `prompt` (BOS first where the model wants one). */

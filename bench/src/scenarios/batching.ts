@@ -30,31 +30,34 @@ const GPU_BATCH_GAIN = 4;
  * node-llama-cpp in the bench process (the most this engine does at N: its batches hold every
  * sequence that is ready), and N concurrent streams through Hearth, for each N, in rounds
  * that alternate which side goes first. Both sides count their generation steps, so the
- * figures show how many sequences shared each decode.
+ * figures show how many sequences shared each decode. Each round and level has prompts of its
+ * own, the same on both sides, each begun by its own label: with one prompt for all, the
+ * worker's prompt cache would skip evaluating what the in-process side evaluates each time.
  */
 export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResult> {
   const { sizes, progress, workerSettings } = ctx;
   const local = await ctx.inProcess();
   const tokens = sizes.batchingTokens;
-  const body = { model: ctx.bench.name, prompt: ctx.prompt, max_tokens: tokens, temperature: 0 };
+  const body = (prompt: string) => ({ model: ctx.bench.name, prompt, max_tokens: tokens, temperature: 0 });
   const modelId = ctx.bench.name.split("/").pop()!;
 
   progress.step("batching: warming up");
-  await Promise.all(Array.from({ length: 2 }, () => ctx.http.stream(body)));
-  await local.generateTogether(ctx.prompt, tokens, 2);
+  await Promise.all(Array.from({ length: 2 }, () => ctx.http.stream(body(ctx.prompt))));
+  await local.generateTogether([ctx.prompt, ctx.prompt], tokens);
 
   const runs: Run[] = [];
   let before = await workerStepsAfterHeartbeat(ctx.http, modelId);
   for (let r = 0; r < sizes.batchingRounds; r++) {
     for (const [i, streams] of sizes.batchingLevels.entries()) {
       const order: Run["side"][] = (r + i) % 2 === 0 ? ["hearth", "in-process"] : ["in-process", "hearth"];
+      const prompts = Array.from({ length: streams }, (_, j) => `${r + 1}.${streams}.${j + 1} ${ctx.prompt}`);
       for (const side of order) {
         progress.step(`batching: round ${r + 1}/${sizes.batchingRounds}, ${streams} streams, ${side}`);
         const started = performance.now();
         let generated = 0;
         let steps: StepCount;
         if (side === "hearth") {
-          const results = await Promise.all(Array.from({ length: streams }, () => ctx.http.stream(body)));
+          const results = await Promise.all(prompts.map((prompt) => ctx.http.stream(body(prompt))));
           generated = results.reduce((sum, s) => sum + s.tokens, 0);
           const wallMs = performance.now() - started;
           const after = await workerStepsAfterHeartbeat(ctx.http, modelId);
@@ -63,7 +66,7 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
           runs.push(run(side, r, streams, generated, wallMs, steps));
         } else {
           local.takeSteps();
-          const results = await local.generateTogether(ctx.prompt, tokens, streams);
+          const results = await local.generateTogether(prompts, tokens);
           generated = results.reduce((sum, s) => sum + s.tokens, 0);
           const wallMs = performance.now() - started;
           runs.push(run(side, r, streams, generated, wallMs, local.takeSteps()));

@@ -1,8 +1,14 @@
 import type { BatchItem, LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import type { EngineAdapter } from "./engine.js";
 import type { LoraSetGuard } from "./lora-set-guard.js";
 
 /** A LoRA adapter's weights as node-llama-cpp's native addon holds them (opaque here). */
 export type NativeLora = object;
+
+/** An adapter as this engine loads it: the engine's handle on its native weights. */
+export interface LlamaEngineAdapter extends EngineAdapter {
+  readonly lora: NativeLora;
+}
 
 interface NativeContext {
   setLoras(loras: NativeLora[], scales: number[]): void;

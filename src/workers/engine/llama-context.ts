@@ -9,14 +9,14 @@ import {
 } from "node-llama-cpp";
 import { AppError } from "../../errors.js";
 import { StopMatcher } from "../stop-matcher.js";
-import type { AdapterBatching, NativeLora } from "./adapter-batching.js";
+import type { AdapterBatching, LlamaEngineAdapter, NativeLora } from "./adapter-batching.js";
 import type { SampleHooks } from "./sample-hooks.js";
 import { logitBiases, tokenBiasOf } from "./token-bias.js";
 import { TypicalSampling } from "./typical-sampling.js";
 import { withGreedyFloor } from "./greedy-floor.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 import type { StepGang } from "./step-gang.js";
-import type { PromptCache } from "./prompt-cache.js";
+import { holdsPrompt, type PromptCache } from "./prompt-cache.js";
 import { SequenceWaiters, type Want } from "./sequence-waiters.js";
 import { fittedPrompt, promptTokens } from "./prompt-fit.js";
 import type { EngineAdapter, EngineContext, GenerateRequest, GenerateResult, OnText } from "./engine.js";
@@ -138,7 +138,7 @@ export class LlamaEngineContext implements EngineContext {
     } finally {
       this.gang.leave();
       this.batching?.release(sequence);
-      this.release(sequence, want.adapter, failed || !startsWith(sequence, prompt));
+      this.release(sequence, want.adapter, failed || !holdsPrompt(sequence, prompt));
     }
   }
 
@@ -198,7 +198,8 @@ export class LlamaEngineContext implements EngineContext {
         const step = ({ token, probabilities }: DrivenStep) => {
           generated.push(token);
           progress(generated.length);
-          if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilitiesOf(probabilities), top!));
+          // The driver gives probabilities with every step of a request that asks for logprobs.
+          if (ledger) ledger.token(this.tokenLogprobs.entry(token, probabilities!, top!));
           emit(decoder.push(token));
           if (stopped) return false;
           if (signal.aborted) {
@@ -284,30 +285,9 @@ export class LlamaEngineContext implements EngineContext {
   }
 }
 
-/**
- * Whether the sequence's cells begin with the prompt. A generation never fills its context (the
- * prompt and max_tokens fit), so node-llama-cpp never shifts it; were it to, cells that attended
- * to tokens since erased would no longer be what the prompt gives, and must not be reused.
- */
-function startsWith(sequence: LlamaContextSequence, prompt: readonly Token[]): boolean {
-  const held = sequence.nextTokenIndex;
-  return sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex >= Math.min(held, prompt.length);
-}
-
 /** What constrains a request's output: a response_format's grammar or its tool calls' (never both), and the tokens banned under them. */
 interface Constraints {
   grammar: LlamaGrammar | undefined;
   calls: ToolCallConstraint | undefined;
   bans: GrammarTokenBans | undefined;
-}
-
-/** An adapter as this engine loads it: the engine's handle on its native weights. */
-export interface LlamaEngineAdapter extends EngineAdapter {
-  readonly lora: NativeLora;
-}
-
-/** A step's probabilities: there when the request asked (the driver then samples with them). */
-function probabilitiesOf(probabilities: Map<Token, number> | undefined): Map<Token, number> {
-  if (probabilities === undefined) throw new Error("node-llama-cpp gave no probabilities for a token");
-  return probabilities;
 }

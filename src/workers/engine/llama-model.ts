@@ -23,9 +23,9 @@ import type {
   RenderedPrompt,
   UserTemplate,
 } from "./engine.js";
-import { AdapterBatching, type NativeLora } from "./adapter-batching.js";
+import { AdapterBatching, type LlamaEngineAdapter, type NativeLora } from "./adapter-batching.js";
 import { observeDecodes } from "./decode-observer.js";
-import { LlamaEngineContext, type LlamaEngineAdapter } from "./llama-context.js";
+import { LlamaEngineContext } from "./llama-context.js";
 import type { LlamaGrammars } from "./llama-grammars.js";
 import { CellEraser } from "./cell-eraser.js";
 import { PromptCache } from "./prompt-cache.js";

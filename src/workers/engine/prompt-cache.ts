@@ -134,3 +134,14 @@ export class PromptCache {
     this.eraser.keep(sequence, keep).catch(() => {});
   }
 }
+
+/**
+ * Whether the sequence's cells begin with the prompt, as a sequence must to go back to the cache
+ * holding them. A generation never fills its context (the prompt and max_tokens fit, and the
+ * engine's driver shifts nothing); were cells shifted, those that attended to tokens since
+ * erased would no longer be what the prompt gives, and must not be reused.
+ */
+export function holdsPrompt(sequence: LlamaContextSequence, prompt: readonly Token[]): boolean {
+  const held = sequence.nextTokenIndex;
+  return sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex >= Math.min(held, prompt.length);
+}

@@ -1,6 +1,6 @@
 import type { LlamaContextSequence, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 
-/** One generated token, and its distribution where the generation asked for probabilities. */
+/** One generated token, and its distribution: there exactly when the generation asked for probabilities. */
 export interface DrivenStep {
   token: Token;
   probabilities?: Map<Token, number>;
@@ -123,7 +123,7 @@ export async function driveSequence(
       // The cells hold the tokens now: the sequence's record says so, as node-llama-cpp's own decode does.
       state._nextTokenIndex = first + tokens.length;
       for (const token of tokens) state._contextTokens.push(token);
-      const step = stepOf(mapped.at(-1)?.[1]);
+      const step = stepOf(mapped.at(-1)?.[1], probabilities);
       if (step === undefined || state.model.isEogToken(step.token)) return;
       if (!onStep(step)) return;
       tokens = [step.token];
@@ -133,13 +133,14 @@ export async function driveSequence(
   }
 }
 
-/** A sampling's answer as a step: a token, or a token with its probabilities (flat pairs). */
-function stepOf(sampled: unknown): DrivenStep | undefined {
+/** A sampling's answer as a step: a token, or, where `asked`, a token with its probabilities (flat pairs). */
+function stepOf(sampled: unknown, asked: boolean): DrivenStep | undefined {
   if (sampled === null || sampled === undefined) return undefined;
   const [token, flat] = Array.isArray(sampled) ? (sampled as [number, ArrayLike<number> | undefined]) : [sampled];
   if (token === -1) throw new Error(NO_TOKEN_MESSAGE);
   if (typeof token !== "number")
     throw new Error("node-llama-cpp's sampling gave no token: sequence-driver.ts needs updating");
+  if (asked && flat === undefined) throw new Error("node-llama-cpp gave no probabilities for a token");
   if (flat === undefined) return { token: token as Token };
   const probabilities = new Map<Token, number>();
   for (let i = 1; i < flat.length; i += 2) probabilities.set(flat[i - 1] as Token, flat[i]!);

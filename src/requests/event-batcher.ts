@@ -23,9 +23,15 @@ interface Waiting extends OutgoingEvent {
  * API to read. Here an event waits until every request streaming from this worker has one
  * waiting too (the step is over), or EVENT_BATCH_WINDOW_MS at most, then they all go in one
  * command, and the events for each API process in one message (sendEvents, below). A
- * request streams from its first event until `finished`; alone, its events go at once. What
+ * request streams from its first event until `finished`; alone, its events do not wait for others. What
  * waits stays within MAX_EVENT_CHARS, so that no message grows past what one event may be (an
  * event that would pass it sends what waits first).
+ *
+ * A complete step's events go on the event loop's next turn (setImmediate), not at once: by then
+ * the engine has queued the step's next decode, which node-llama-cpp dispatches on setImmediate
+ * too, so the script's encoding and write overlap the decode rather than delay it. Measured on 2
+ * cores, 16 streams of hearth-tiny through the API, three alternating pairs: tokens/s +3, +10 and
+ * +7 %, the worker's CPU per token 3–12 % lower.
  *
  * Order is kept: events leave in the order they came, in one command or in commands sent one
  * after another on one connection.
@@ -39,6 +45,7 @@ export class EventBatcher {
   /** Requests that have sent an event and not finished. */
   private readonly streaming = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -54,7 +61,7 @@ export class EventBatcher {
       this.waitingChars += message.length;
       this.streaming.add(to.requestId);
       this.ready.add(to.requestId);
-      if (this.ready.size >= this.streaming.size) this.flush();
+      if (this.ready.size >= this.streaming.size) this.flushSoon();
       else this.timer ??= setTimeout(this.flush, this.windowMs);
     });
   }
@@ -62,12 +69,18 @@ export class EventBatcher {
   /** The request sends no more events: the others no longer wait for its next one. */
   finished(requestId: string): void {
     this.streaming.delete(requestId);
-    if (this.waiting.length > 0 && this.ready.size >= this.streaming.size) this.flush();
+    if (this.waiting.length > 0 && this.ready.size >= this.streaming.size) this.flushSoon();
+  }
+
+  private flushSoon(): void {
+    this.immediate ??= setImmediate(this.flush);
   }
 
   private readonly flush = (): void => {
     clearTimeout(this.timer);
+    clearImmediate(this.immediate);
     this.timer = undefined;
+    this.immediate = undefined;
     const batch = this.waiting;
     this.waiting = [];
     this.waitingChars = 0;

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/redis/connection.js";
 import { EventBatcher } from "../../src/requests/event-batcher.js";
 import {
@@ -170,6 +170,35 @@ describe("sending several requests' events together", () => {
     for (const m of got) expect(m.message.length).toBeLessThan(MAX_EVENT_CHARS + 1_000);
     batcher.finished("big-x");
     batcher.finished("big-y");
+  });
+
+  it("sends a step's events once the next decode, queued before them, is on its way", async () => {
+    const batcher = new EventBatcher(publisher, 60_000);
+    const order: string[] = [];
+    const sendScript = publisher.eval.bind(publisher);
+    const spied = vi.spyOn(publisher, "eval").mockImplementation(((...args: Parameters<typeof sendScript>) => {
+      order.push("script");
+      return sendScript(...args);
+    }) as typeof publisher.eval);
+    try {
+      await batcher.send(to("d1"), 1, token("a"));
+      const d2 = batcher.send(to("d2"), 1, token("b"));
+      // As a step goes: the engine queues the next decode (node-llama-cpp dispatches it on
+      // setImmediate), then the last request's event completes the step.
+      setImmediate(() => order.push("decode"));
+      const d1 = batcher.send(to("d1"), 2, token("c"));
+      expect(order).toEqual(["script"]);
+      expect(await Promise.all([d1, d2])).toEqual([1, 1]);
+      expect(order).toEqual(["script", "decode", "script"]);
+      expect((await received(2)).map((m) => decodeMessages(m.message).map((e) => `${e.id} ${e.seq}`))).toEqual([
+        ["d1 1"],
+        ["d2 1", "d1 2"],
+      ]);
+    } finally {
+      spied.mockRestore();
+      batcher.finished("d1");
+      batcher.finished("d2");
+    }
   });
 
   it("reads a lone event and an array alike, and nothing from what is neither", () => {

@@ -4,7 +4,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { imageBlobs } from "../../src/jobs/image-job.js";
 import { jobs, type ImagePayload } from "../../src/jobs/jobs.js";
-import { decodeMessage, publishCancel, type WireMessage } from "../../src/requests/stream.js";
+import { decodeMessages, publishCancel, type WireMessage } from "../../src/requests/stream.js";
 import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
@@ -31,10 +31,12 @@ describe("a worker with the image role", () => {
     const messages: WireMessage[] = [];
     const ended = new Promise<void>((resolve) =>
       subscriber.on("message", (_c, m: string) => {
-        const message = decodeMessage(m)!;
-        messages.push(message);
-        if (message.type === "progress" && message.step === 1) void during?.();
-        if (message.type === "done" || message.type === "error") resolve();
+        // A message holds one event, or several of one turn (event-batcher.ts).
+        for (const message of decodeMessages(m)) {
+          messages.push(message);
+          if (message.type === "progress" && message.step === 1) void during?.();
+          if (message.type === "done" || message.type === "error") resolve();
+        }
       }),
     );
     await subscriber.subscribe(replyTo);

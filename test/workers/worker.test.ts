@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobs, type InferencePayload } from "../../src/jobs/jobs.js";
-import { decodeMessage, type WireMessage } from "../../src/requests/stream.js";
+import { decodeMessages, type WireMessage } from "../../src/requests/stream.js";
 import { liveWorkers } from "../../src/jobs/worker-registry.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 import { greedyText } from "../helpers/oracle.js";
@@ -66,7 +66,8 @@ describe("the worker", () => {
     const messages: WireMessage[] = [];
     const ended = new Promise<void>((resolve) =>
       subscriber.on("message", (_c, m: string) => {
-        messages.push(decodeMessage(m)!);
+        // A message holds one event, or several of one turn (event-batcher.ts).
+        messages.push(...decodeMessages(m));
         if (messages.at(-1)?.type !== "token") resolve();
       }),
     );

@@ -1,3 +1,4 @@
+import { decodeMessages } from "../../src/requests/stream.js";
 import { RedisMonitor } from "./redis-monitor.js";
 import { figure, type BenchContext, type Figure } from "./scenario.js";
 import { round, summarize, type Summary } from "./stats.js";
@@ -12,7 +13,7 @@ import { round, summarize, type Summary } from "./stats.js";
  *                ──B──▶ job added (XADD "added")
  *                ──C──▶ a worker moved it to active (XADD "active"): pickup latency
  *                ──D──▶ first token published: payload check, context lease, tokenize, first evaluation
- *                ──E──▶ done published
+ *                ──E──▶ done published (0 where it went in the first token's message)
  *                ──F──▶ client has the whole answer: pub/sub to the API, response, HTTP out
  *
  * MONITOR itself slows Redis a little, so these requests are not part of the latency figures.
@@ -54,7 +55,9 @@ export async function probeStages(
   const prefix = ctx.cluster.prefix;
   const monitor = await RedisMonitor.open(ctx.cluster.redisUrl, ({ at, source, args }) => {
     if (!args.some((a) => a.includes(prefix))) return;
-    commands.push({ at, source, args: args.map((a) => a.slice(0, 120)) });
+    // Only a published message is read whole (its events mark stages D and E); the rest, their first characters.
+    const published = args[0]?.toUpperCase() === "PUBLISH";
+    commands.push({ at, source, args: published ? args : args.map((a) => a.slice(0, 120)) });
   });
   const windows: { sent: number; ended: number }[] = [];
   try {
@@ -112,14 +115,12 @@ function stagesOf(commands: Command[], w: { sent: number; ended: number }): Reco
     (c) =>
       c.source === "lua" && c.args.includes("active") && c.args.includes(jobId) && c.args[0]?.toUpperCase() === "XADD",
   );
+  // A message holds one event, or several of one turn (a 1-token request's token and done may share one).
   const published = (type: string) =>
     commands.find(
       (c) =>
         c.args[0]?.toUpperCase() === "PUBLISH" &&
-        /^\{"id":"([^"]+)","seq":\d+,"type":"([a-z]+)"/
-          .exec(c.args[2] ?? "")
-          ?.slice(1, 3)
-          .join(" ") === `${jobId} ${type}`,
+        decodeMessages(c.args[2] ?? "").some((e) => e.id === jobId && e.type === type),
     );
   const token = published("token");
   const done = published("done");

@@ -7,6 +7,7 @@ import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
 import { driveSequence } from "../../src/workers/engine/sequence-driver.js";
 import { usableCores } from "../../src/process/usable-cores.js";
+import { countDecode, noSteps, type StepTimes } from "./step-times.js";
 
 /**
  * The baseline: the same generation done directly with node-llama-cpp in the bench
@@ -93,17 +94,11 @@ export function promptTokens(model: LlamaModel, text: string): Token[] {
   return model.tokens.shouldPrependBosToken && bos !== null && tokens[0] !== bos ? [bos, ...tokens] : tokens;
 }
 
-/** Generation steps (decodes of one token per sequence) since the last reset. */
-export interface StepCount {
-  steps: number;
-  sequences: number;
-}
-
 /** The worker's own generation loop over node-llama-cpp's batches (sequence-driver.ts), or node-llama-cpp's `evaluate`. */
 export type InProcessGeneration = "driver" | "evaluate";
 
 export class InProcessModel {
-  private counted: StepCount = { steps: 0, sequences: 0 };
+  private counted: StepTimes = noSteps();
 
   private constructor(
     private readonly model: LlamaModel,
@@ -115,17 +110,13 @@ export class InProcessModel {
     readonly generation: InProcessGeneration,
   ) {
     guardSampling(context, batches);
-    observeDecodes(context, (decode) => {
-      if (decode.tokens !== decode.sequences) return;
-      this.counted.steps++;
-      this.counted.sequences += decode.sequences;
-    });
+    observeDecodes(context, (decode) => countDecode(this.counted, decode));
   }
 
   /** The generation steps counted since the last call, and starts counting afresh. */
-  takeSteps(): StepCount {
+  takeSteps(): StepTimes {
     const counted = this.counted;
-    this.counted = { steps: 0, sequences: 0 };
+    this.counted = noSteps();
     return counted;
   }
 

@@ -1,4 +1,5 @@
 import type { BenchHttp } from "./http-client.js";
+import type { StepTimes } from "./step-times.js";
 
 /**
  * The samples of one metric in Prometheus's text format (the API's /metrics, which carries
@@ -38,31 +39,19 @@ export function metricSumsBy(text: string, name: string, label: string): Record<
   return sums;
 }
 
-/** A base model's generation steps on the workers (hearth_worker_decode_step_*), summed over its contexts. */
-export interface WorkerSteps {
-  steps: number;
-  /** Sequences in those steps: the tokens they generated. */
-  sequences: number;
-  /** The steps' decodes' own time; contexts decoding side by side each count theirs. */
-  decodeSeconds: number;
-}
-
 /** The workers' generation steps of `modelId` (its last name part) so far, once their last heartbeat is in. */
-export async function workerStepsAfterHeartbeat(http: BenchHttp, modelId: string): Promise<WorkerSteps> {
+export async function workerStepsAfterHeartbeat(http: BenchHttp, modelId: string): Promise<StepTimes> {
   const text = await metricsAfterHeartbeat(http);
-  const read = (name: string) => sumOf(metricSamples(text, name, { model: modelId }));
+  const read = (name: string, labels: Record<string, string> = {}) =>
+    sumOf(metricSamples(text, name, { model: modelId, ...labels }));
+  const between = (part: string) => read("hearth_worker_step_between_seconds_sum", { part });
   return {
     steps: read("hearth_worker_decode_step_sequences_count"),
     sequences: read("hearth_worker_decode_step_sequences_sum"),
     decodeSeconds: read("hearth_worker_decode_step_seconds_sum"),
-  };
-}
-
-/** The steps between two readings. */
-export function stepsBetween(before: WorkerSteps, after: WorkerSteps): WorkerSteps {
-  return {
-    steps: after.steps - before.steps,
-    sequences: after.sequences - before.sequences,
-    decodeSeconds: after.decodeSeconds - before.decodeSeconds,
+    followed: read("hearth_worker_step_between_seconds_count", { part: "sampling" }),
+    beforeSamplingSeconds: between("before_sampling"),
+    samplingSeconds: between("sampling"),
+    afterSamplingSeconds: between("after_sampling"),
   };
 }

@@ -48,6 +48,13 @@ export class WorkerMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [this.registry],
   });
+  readonly stepBetween = new Histogram({
+    name: "hearth_worker_step_between_seconds",
+    help: "Time between two generation steps of a context, by base model and part: before_sampling (the decode's end to its first sampling), sampling (first asked to last answered), after_sampling (to the next decode: the generation loops and the requests' events).",
+    labelNames: ["model", "part"],
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+    registers: [this.registry],
+  });
   readonly decodeSlowdown = new Gauge({
     name: "hearth_worker_decode_slowdown_ratio",
     help: "The latest window of generation steps' median time ÷ the best median seen for that batch size, by base model: far above 1, llama.cpp's threads are waiting for the CPU.",

@@ -4,8 +4,8 @@ import { DecodeSlowdown, type DecodeSlowdownOptions } from "./decode-slowdown.js
 import type { DecodeSample } from "./engine/engine.js";
 
 /**
- * What a worker does with each decode of a base model's contexts: batch sizes and step times
- * on /metrics, and a warning in the log (and a gauge) while steps run far slower than the
+ * What a worker does with each decode of a base model's contexts: batch sizes, step times and
+ * the time between steps on /metrics, and a warning in the log (and a gauge) while steps run far slower than the
  * model's own figure, which is what llama.cpp's spinning threads do when the cores are
  * oversubscribed.
  *
@@ -29,6 +29,12 @@ export function watchDecodes(
     if (sample.tokens !== sample.sequences) return;
     metrics.decodeStepSequences.labels(model).observe(sample.sequences);
     metrics.decodeStep.labels(model).observe(sample.ms / 1000);
+    if (sample.between) {
+      const { beforeSamplingMs, samplingMs, afterSamplingMs } = sample.between;
+      metrics.stepBetween.labels(model, "before_sampling").observe(beforeSamplingMs / 1000);
+      metrics.stepBetween.labels(model, "sampling").observe(samplingMs / 1000);
+      metrics.stepBetween.labels(model, "after_sampling").observe(afterSamplingMs / 1000);
+    }
     if (sample.express) return;
     const change = slowdown.record(sample);
     metrics.decodeSlowdown.labels(model).set(slowdown.ratio);

@@ -16,6 +16,7 @@ import { silentProgress } from "../../bench/src/progress.js";
 import { renderReport } from "../../bench/src/report-table.js";
 import { machineClass } from "../../bench/src/machine.js";
 import { metricSumsBy } from "../../bench/src/metric-samples.js";
+import { averageStep, countDecode, noSteps, stepsBetween, sumSteps } from "../../bench/src/step-times.js";
 import { resultFileName, writeResults } from "../../bench/src/results-file.js";
 import { runBench, type BenchOptions, type BenchReport } from "../../bench/src/run-bench.js";
 import { SCENARIO_IDS } from "../../bench/src/scenario.js";
@@ -174,6 +175,15 @@ describe("the bench", () => {
     const loop = batching.details.stepLoop as { streams: number; tokensPerS: number }[];
     expect(loop.map((l) => l.streams)).toEqual(tinySizes.batchingLevels);
     expect(loop.every((l) => l.tokensPerS > 0)).toBe(true);
+    // And where each side's step goes at each level: the decode, then the time until the next.
+    const stepLabels = batching.figures.filter((f) => f.label.endsWith("a step, decode to decode"));
+    expect(stepLabels.map((f) => f.label)).toEqual(
+      tinySizes.batchingLevels.flatMap((n) => [
+        `${n} streams, in-process: a step, decode to decode`,
+        `${n} streams, Hearth: a step, decode to decode`,
+      ]),
+    );
+    for (const f of stepLabels) expect(f.display).toMatch(/sequences: decode .* ms, then .* \+ sampling .* \+ .* ms/);
     // Prompt caching: the second conversation sharing a system prompt reuses the first's cells; one
     // with a nonce in front reuses a common chat header at most.
     const prefix = report.scenarios.find((s) => s.id === "prefix")!;
@@ -313,6 +323,30 @@ describe("bench metrics", () => {
     ].join("\n");
     expect(metricSumsBy(text, "hearth_worker_prompt_cache_lookups_total", "worker")).toEqual({ w1: 5, w2: 1 });
     expect(metricSumsBy(text, "hearth_worker_prompt_cache_lookups_total", "model")).toEqual({ m: 4, n: 2 });
+  });
+});
+
+describe("bench steps", () => {
+  it("count a context's generation steps, and average the time between them by part", () => {
+    const times = noSteps();
+    countDecode(times, { tokens: 8, sequences: 2, ms: 9 }); // a prompt batch: not a step
+    countDecode(times, { tokens: 2, sequences: 2, ms: 3 }); // a step after it: nothing between
+    countDecode(times, {
+      tokens: 2,
+      sequences: 2,
+      ms: 5,
+      between: { beforeSamplingMs: 0.5, samplingMs: 1, afterSamplingMs: 1.5 },
+    });
+    expect(times).toMatchObject({ steps: 2, sequences: 4, followed: 1 });
+    const step = averageStep(times)!;
+    expect(step.sequences).toBe(2);
+    expect(step.decodeMs).toBeCloseTo(4);
+    expect([step.beforeSamplingMs, step.samplingMs, step.afterSamplingMs]).toEqual([0.5, 1, 1.5]);
+    expect(step.totalMs).toBeCloseTo(7);
+    // Readings of counters: the difference of two, the sum of several.
+    const later = sumSteps([times, times]);
+    expect(stepsBetween(times, later)).toEqual(times);
+    expect(averageStep(noSteps())).toBeUndefined();
   });
 });
 

@@ -1,7 +1,8 @@
-import { llamaBuildInfo, type StepCount } from "../in-process.js";
+import { llamaBuildInfo } from "../in-process.js";
 import { allInOneContext, baseSequences } from "../hearth-cluster.js";
 import { StepLoop } from "../step-loop.js";
-import { stepsBetween, workerStepsAfterHeartbeat } from "../metric-samples.js";
+import { workerStepsAfterHeartbeat } from "../metric-samples.js";
+import { averageStep, describeStep, stepsBetween, sumSteps, type StepTimes } from "../step-times.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round } from "../stats.js";
 
@@ -14,6 +15,8 @@ interface Run {
   tokensPerS: number;
   /** Mean sequences per generation step (one token per sequence): how many shared each decode. */
   sequencesPerStep: number;
+  /** Its generation steps: their decodes, and the time between them (step-times.ts). */
+  steps: StepTimes;
 }
 
 /** A level's rise counts as one when the in-process figure grows by more than this share. */
@@ -55,7 +58,7 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
         progress.step(`batching: round ${r + 1}/${sizes.batchingRounds}, ${streams} streams, ${side}`);
         const started = performance.now();
         let generated = 0;
-        let steps: StepCount;
+        let steps: StepTimes;
         if (side === "hearth") {
           const results = await Promise.all(prompts.map((prompt) => ctx.http.stream(body(prompt))));
           generated = results.reduce((sum, s) => sum + s.tokens, 0);
@@ -88,7 +91,8 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
       const tokensAll = mine.reduce((sum, x) => sum + x.tokens, 0);
       const wall = mine.reduce((sum, x) => sum + x.wallMs, 0);
       const steps = mine.reduce((sum, x) => sum + x.tokens / x.sequencesPerStep, 0);
-      return { tokensPerS: (tokensAll / wall) * 1000, sequencesPerStep: tokensAll / steps };
+      const step = averageStep(sumSteps(mine.map((x) => x.steps)));
+      return { tokensPerS: (tokensAll / wall) * 1000, sequencesPerStep: tokensAll / steps, step };
     };
     return { streams, hearth: of("hearth"), inProcess: of("in-process") };
   });
@@ -110,6 +114,21 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
         `${round(level.inProcess.sequencesPerStep)} / ${round(level.hearth.sequencesPerStep)}`,
       ),
     );
+    // Where a step's time goes, besides the decode: on a GPU, what decides how much a batch gains.
+    for (const [side, step] of [
+      ["in-process", level.inProcess.step],
+      ["Hearth", level.hearth.step],
+    ] as const) {
+      if (!step) continue;
+      figures.push(
+        figure(
+          `${level.streams} streams, ${side}: a step, decode to decode`,
+          round(step.totalMs),
+          "ms",
+          describeStep(step, round),
+        ),
+      );
+    }
   }
   // Wherever the engine's own figure rises from one level to the next, Hearth's must rise too.
   let flatWhereEngineRises = 0;
@@ -157,7 +176,9 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
         `${baseSequences(workerSettings)} sequences in one context, Hearth ` +
         `${workerSettings.contexts === 1 ? "the same" : `${workerSettings.contexts} contexts of ${workerSettings.sequences}`}, ` +
         `${workerSettings.threads} thread(s) a context; Hearth's steps from the worker's /metrics ` +
-        "(hearth_worker_decode_step_sequences)",
+        "(hearth_worker_decode_step_sequences); a step, decode to decode: its decode, then the time until " +
+        "the context's next (hearth_worker_step_between_seconds, in process the same observer): until the " +
+        "first sampling, the samplings, and after them (the generation loops, the events, the dispatch)",
       ...(loop
         ? [
             "step loop: the same model, sequences and prompt through bench/src/step-loop.ts (the native context " +
@@ -170,7 +191,7 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
   };
 }
 
-function run(side: Run["side"], r: number, streams: number, tokens: number, wallMs: number, steps: StepCount): Run {
+function run(side: Run["side"], r: number, streams: number, tokens: number, wallMs: number, steps: StepTimes): Run {
   return {
     side,
     round: r,
@@ -179,6 +200,7 @@ function run(side: Run["side"], r: number, streams: number, tokens: number, wall
     wallMs,
     tokensPerS: (tokens / wallMs) * 1000,
     sequencesPerStep: steps.steps > 0 ? steps.sequences / steps.steps : Number.NaN,
+    steps,
   };
 }
 

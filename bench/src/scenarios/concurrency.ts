@@ -1,6 +1,7 @@
 import type { StreamTiming } from "../http-client.js";
 import { runClients } from "../load.js";
-import { stepsBetween, workerStepsAfterHeartbeat, type WorkerSteps } from "../metric-samples.js";
+import { workerStepsAfterHeartbeat } from "../metric-samples.js";
+import { stepsBetween, type StepTimes } from "../step-times.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize, type Summary } from "../stats.js";
 import { convertedAdapters, measureSwitchCost, type SwitchCost } from "../switch-cost.js";
@@ -13,7 +14,7 @@ interface Run {
   wallMs: number;
   tokens: number;
   /** From as many streams as adapters up: the worker's generation steps of the run (its /metrics). */
-  steps?: WorkerSteps;
+  steps?: StepTimes;
 }
 
 /** The worst adapters ÷ base ratio that is not a cliff (issue 30). */
@@ -50,7 +51,7 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<ScenarioRe
         ctx.http.stream(body(mode === "base" ? ctx.bench.name : spread[client % spread.length]!)),
       );
       const tokens = results.reduce((sum, r) => sum + r.tokens, 0);
-      let steps: WorkerSteps | undefined;
+      let steps: StepTimes | undefined;
       if (before) {
         const after = await workerStepsAfterHeartbeat(ctx.http, modelId);
         steps = stepsBetween(before, after);

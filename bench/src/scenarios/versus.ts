@@ -6,9 +6,11 @@ import { engineAlone, engineName } from "../engine-alone.js";
 import { LlamaServer } from "../llama-server.js";
 import { runClients } from "../load.js";
 import { localRedisPid } from "../machine.js";
+import { workerStepsAfterHeartbeat } from "../metric-samples.js";
 import { cpuSpentMs, cpuTimes, type CpuTimes } from "../process-stats.js";
 import { figure, target, type BenchContext, type Figure, type ScenarioResult } from "../scenario.js";
 import { round, summarize, type Summary } from "../stats.js";
+import { averageStep, describeStep, stepsBetween, sumSteps, type AverageStep, type StepTimes } from "../step-times.js";
 
 type Side = "hearth" | "llama-server";
 
@@ -23,6 +25,8 @@ interface Run {
   ttftMs: number[];
   /** CPU milliseconds of each process of the side during the run (the bench's own as `client`). */
   cpuMs: CpuTimes;
+  /** Hearth's: the worker's generation steps during the run, and the time between them. */
+  steps?: StepTimes;
 }
 
 interface SideLevel {
@@ -31,6 +35,8 @@ interface SideLevel {
   ttft: Summary;
   /** CPU milliseconds per 1000 tokens generated, by process. */
   cpuPer1000: CpuTimes;
+  /** Hearth's average generation step: its decode, then the time until the next. */
+  step?: AverageStep;
 }
 
 /** The level whose ratio is the target (on a GPU also the 64 streams' level), and the target. */
@@ -90,6 +96,9 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     for (const http of Object.values(clients)) {
       for (let i = 0; i < 2; i++) await Promise.all(Array.from({ length: worker.sequences }, () => http.stream(body)));
     }
+    // Hearth's steps are read from the worker's /metrics after each of its runs (a heartbeat's wait).
+    const modelId = ctx.tiny.name.split("/").pop()!;
+    let stepsBefore = await workerStepsAfterHeartbeat(ctx.http, modelId);
     for (let r = 0; r < sizes.versusRounds; r++) {
       for (const [i, streams] of sizes.versusLevels.entries()) {
         const order: Side[] = (r + i) % 2 === 0 ? ["hearth", "llama-server"] : ["llama-server", "hearth"];
@@ -102,6 +111,13 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
             throw new Error(`${side} at ${streams} streams, round ${r + 1}: ${error.message}`, { cause: error });
           });
           const generated = results.reduce((sum, s) => sum + s.tokens, 0);
+          const cpuMs = cpuSpentMs(before, await cpuTimes(processes[side], "client"));
+          let steps: StepTimes | undefined;
+          if (side === "hearth") {
+            const after = await workerStepsAfterHeartbeat(ctx.http, modelId);
+            steps = stepsBetween(stepsBefore, after);
+            stepsBefore = after;
+          }
           runs.push({
             side,
             round: r,
@@ -110,7 +126,8 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
             wallMs,
             tokensPerS: (generated / wallMs) * 1000,
             ttftMs: results.map((s) => s.ttftMs),
-            cpuMs: cpuSpentMs(before, await cpuTimes(processes[side], "client")),
+            cpuMs,
+            ...(steps ? { steps } : {}),
           });
         }
       }
@@ -131,11 +148,13 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
       for (const [name, ms] of Object.entries(run.cpuMs)) cpuPer1000[name] = (cpuPer1000[name] ?? 0) + ms;
     }
     for (const name of Object.keys(cpuPer1000)) cpuPer1000[name] = (cpuPer1000[name]! / generated) * 1000;
+    const step = averageStep(sumSteps(mine.flatMap((x) => (x.steps ? [x.steps] : []))));
     return {
       tokensPerS: (generated / wall) * 1000,
       tokens: generated,
       ttft: summarize(mine.flatMap((x) => x.ttftMs)),
       cpuPer1000,
+      ...(step ? { step } : {}),
     };
   };
   const levels = sizes.versusLevels.map((streams) => {
@@ -149,6 +168,17 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
     figure(`${streams} streams: Hearth ÷ llama-server`, round(ratio), "×"),
     ttftFigure(`${streams} streams, llama-server: TTFT p50 / p99`, llamaServer.ttft),
     ttftFigure(`${streams} streams, Hearth: TTFT p50 / p99`, hearth.ttft),
+    // Where the worker's step goes besides the decode (issue 30: profile a worker at 16 and 64 streams).
+    ...(hearth.step
+      ? [
+          figure(
+            `${streams} streams, Hearth: a step, decode to decode`,
+            round(hearth.step.totalMs),
+            "ms",
+            describeStep(hearth.step, round),
+          ),
+        ]
+      : []),
   ]);
   // The target's level, or the most streams measured when a short run leaves it out.
   const targetLevel = levels.find((l) => l.streams === TARGET_STREAMS) ?? levels[levels.length - 1]!;
@@ -207,6 +237,9 @@ export async function versusScenario(ctx: BenchContext): Promise<ScenarioResult>
         `context(s), each on its threads) of ${worker.contextSize} tokens; beyond that many ` +
         "streams both queue",
       `llama-server: ${version}; ${path.basename(binary)} ${server.args.join(" ")}`,
+      "Hearth's step: the worker's decode of one token per sequence, then the time until its context's " +
+        "next (hearth_worker_step_between_seconds): until the first sampling, the samplings, and after them " +
+        "(the generation loops, the requests' events, the next batch's dispatch)",
       short.length === 0
         ? "every stream generated max_tokens on both sides"
         : `tokens short of max_tokens (an end of text; tokens/s counts those generated): ${short.join(", ")}`,

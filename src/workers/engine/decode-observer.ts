@@ -5,7 +5,15 @@ interface NativeBatching {
   initBatch(size: number): unknown;
   addToBatch(...args: unknown[]): unknown;
   decodeBatch(): Promise<unknown>;
+  sampleToken(...args: unknown[]): Promise<unknown>;
 }
+
+/**
+ * The longest wait between two generation steps of a context that still counts as the time
+ * between them: a context whose requests keep generating starts its next step within
+ * milliseconds; one that went idle starts its next much later, and that wait is not a step's.
+ */
+export const BETWEEN_STEPS_MAX_MS = 1_000;
 
 /**
  * Reports every decode of a context: how many tokens and sequences shared it, and how long
@@ -13,17 +21,27 @@ interface NativeBatching {
  * 16 sequences a step) or run out of step, and whether a step takes far longer than this
  * model's own figure (threads waiting for the CPU).
  *
+ * And what happens between two generation steps (`between`): from the end of one step's decode
+ * to the first sampling it asks for (node-llama-cpp's batch loop handing out the logits), the
+ * samplings (from the first asked to the last answered, the batch sampler's gathering included),
+ * and from the last answer to the next step's decode (the generation loops' JavaScript: the
+ * requests' tokens, their events, the next batch's dispatch). That is where a step's time goes
+ * besides the decode: on a GPU, whose decode of many sequences costs about what one costs, it is
+ * what decides how much a batch gains.
+ *
  * node-llama-cpp builds each batch on its internal native context (`_ctx`: initBatch, then
- * addToBatch per sequence, then decodeBatch); this shadows those three on the instance, as
- * sampling-guard.ts does for sampling. The test that runs concurrent sequences through the
- * engine (llama-engine.test.ts) fails on a version where they change.
+ * addToBatch per sequence, then decodeBatch, then sampleToken per sequence); this shadows those
+ * on the instance, outside sampling-guard.ts's own shadow of sampleToken (it is installed after
+ * it). The test that runs concurrent sequences through the engine (llama-engine.test.ts) fails on
+ * a version where they change.
  */
 export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeSample) => void): void {
   const native = (context as unknown as { _ctx?: Partial<NativeBatching> })._ctx;
   if (
     typeof native?.initBatch !== "function" ||
     typeof native.addToBatch !== "function" ||
-    typeof native.decodeBatch !== "function"
+    typeof native.decodeBatch !== "function" ||
+    typeof native.sampleToken !== "function"
   ) {
     throw new Error(
       "node-llama-cpp's context has no native batch methods: observeDecodes needs updating for this version",
@@ -32,8 +50,13 @@ export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeS
   const initBatch = native.initBatch.bind(native);
   const addToBatch = native.addToBatch.bind(native);
   const decodeBatch = native.decodeBatch.bind(native);
+  const sampleToken = native.sampleToken.bind(native);
   let tokens = 0;
   let sequences = 0;
+  /** When the last decode ended, if it was a generation step; the samplings asked since then. */
+  let stepEnded: number | undefined;
+  let firstAsked: number | undefined;
+  let lastAnswered: number | undefined;
   const shadow = (name: keyof NativeBatching, value: (...args: never[]) => unknown) =>
     Object.defineProperty(native, name, { configurable: true, value });
   shadow("initBatch", (size: number) => {
@@ -45,11 +68,39 @@ export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeS
     sequences++;
     return addToBatch(...args);
   });
+  const answered = () => {
+    if (stepEnded !== undefined) lastAnswered = performance.now();
+  };
+  shadow("sampleToken", (...args: unknown[]) => {
+    const afterStep = stepEnded !== undefined;
+    if (afterStep) firstAsked ??= performance.now();
+    const answer = sampleToken(...args);
+    if (afterStep) answer.then(answered, answered);
+    return answer;
+  });
   shadow("decodeBatch", async () => {
     const batch = { tokens, sequences };
+    const step = tokens === sequences;
     const started = performance.now();
+    const between =
+      step &&
+      stepEnded !== undefined &&
+      firstAsked !== undefined &&
+      lastAnswered !== undefined &&
+      started - stepEnded <= BETWEEN_STEPS_MAX_MS
+        ? {
+            beforeSamplingMs: firstAsked - stepEnded,
+            samplingMs: lastAnswered - firstAsked,
+            afterSamplingMs: Math.max(0, started - lastAnswered),
+          }
+        : undefined;
+    stepEnded = undefined;
+    firstAsked = undefined;
+    lastAnswered = undefined;
     const result = await decodeBatch();
-    onDecode({ ...batch, ms: performance.now() - started });
+    const ended = performance.now();
+    if (step) stepEnded = ended;
+    onDecode({ ...batch, ms: ended - started, ...(between ? { between } : {}) });
     return result;
   });
 }

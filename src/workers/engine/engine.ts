@@ -135,6 +135,19 @@ export interface DecodeSample {
   ms: number;
   /** A decode of the express context (ModelInstance), which runs beside the shared one's. */
   express?: boolean;
+  /**
+   * For a generation step that follows another on its context: the time since that one's decode
+   * ended, in three parts (decode-observer.ts): until its first sampling was asked for, its
+   * samplings, and from their last answer until this decode.
+   */
+  between?: StepGap;
+}
+
+/** The time between two generation steps of a context, in milliseconds. */
+export interface StepGap {
+  beforeSamplingMs: number;
+  samplingMs: number;
+  afterSamplingMs: number;
 }
 
 /** A LoRA adapter loaded onto a model. */

@@ -74,6 +74,12 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_worker_decode_batch_tokens_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
     expect(sample(text, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
     expect(sample(text, "hearth_worker_decode_step_sequences_sum", { model: "hearth-tiny" })).toBeGreaterThan(0);
+    // The time between two steps, in its three parts: each step after the first of a request has all three.
+    const between = (part: string) =>
+      sample(text, "hearth_worker_step_between_seconds_count", { model: "hearth-tiny", part });
+    expect(between("sampling")).toBeGreaterThan(0);
+    expect(between("before_sampling")).toBe(between("sampling"));
+    expect(between("after_sampling")).toBe(between("sampling"));
     expect([0, 1]).toContain(sample(text, "hearth_worker_cpu_oversubscribed", { model: "hearth-tiny" }));
     // The second request's prompt is the first's: it reuses the cells of 3 of its 4 tokens and erases
     // the rest the first left (39 of its 40 tokens: the last one generated is never evaluated).

@@ -282,6 +282,15 @@ describe("LlamaEngine", () => {
       const steps = decodes.filter((d) => d.tokens === d.sequences);
       expect(steps.filter((d) => d.sequences === 4).length).toBeGreaterThanOrEqual(steps.length / 2);
       for (const d of decodes) expect(d.ms).toBeGreaterThanOrEqual(0);
+      // A step that follows another says what came between: its samplings, and the time around them.
+      expect(decodes.filter((d) => d.between && d.tokens !== d.sequences)).toEqual([]);
+      const followed = steps.filter((d) => d.between !== undefined);
+      expect(followed.length).toBeGreaterThanOrEqual(steps.length / 2);
+      for (const { between } of followed) {
+        expect(between!.beforeSamplingMs).toBeGreaterThanOrEqual(0);
+        expect(between!.samplingMs).toBeGreaterThan(0);
+        expect(between!.afterSamplingMs).toBeGreaterThanOrEqual(0);
+      }
     } finally {
       await observed.dispose();
     }

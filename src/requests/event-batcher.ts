@@ -23,9 +23,9 @@ interface Waiting extends OutgoingEvent {
  * API to read. Here an event waits until every request streaming from this worker has one
  * waiting too (the step is over), or EVENT_BATCH_WINDOW_MS at most, then they all go in one
  * command, and the events for each API process in one message (sendEvents, below). A
- * request streams from its first event until `finished`; alone, its events do not wait for others. What
- * waits stays within MAX_EVENT_CHARS, so that no message grows past what one event may be (an
- * event that would pass it sends what waits first).
+ * request streams from its first event until `finished`; alone, its events do not wait for
+ * others. What waits stays within MAX_EVENT_CHARS, so that no message grows past what one
+ * event may be (an event that would pass it sends what waits first).
  *
  * A complete step's events go on the event loop's next turn (setImmediate), not at once: by then
  * the engine has queued the step's next decode, which node-llama-cpp dispatches on setImmediate

@@ -5,9 +5,9 @@ import type { DecodeSample } from "./engine/engine.js";
 
 /**
  * What a worker does with each decode of a base model's contexts: batch sizes, step times and
- * the time between steps on /metrics, and a warning in the log (and a gauge) while steps run far slower than the
- * model's own figure, which is what llama.cpp's spinning threads do when the cores are
- * oversubscribed.
+ * the time between steps on /metrics, and a warning in the log (and a gauge) while steps run
+ * far slower than the model's own figure, which is what llama.cpp's spinning threads do when
+ * the cores are oversubscribed.
  *
  * The express context's steps go on the metrics but are not compared: they run beside the
  * shared context's decodes, only while those are busy, and share the cores and the memory

@@ -1,4 +1,13 @@
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import {
+  getLlama,
+  LlamaLogLevel,
+  type BatchItem,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 import { observeDecodes } from "../../src/workers/engine/decode-observer.js";
 import { lastCudaBuild } from "../../src/workers/engine/local-cuda-build.js";
 import { loadConfig } from "../../src/config.js";
@@ -6,6 +15,8 @@ import { loadBatchSampler, type SamplingBatches, samplingBatches } from "../../s
 import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
 import { driveSequence } from "../../src/workers/engine/sequence-driver.js";
+import { queuedSequenceIds, sequenceIdOf } from "../../src/workers/engine/sequence-ids.js";
+import { StepGang } from "../../src/workers/engine/step-gang.js";
 import { usableCores } from "../../src/process/usable-cores.js";
 import { countDecode, noSteps, type StepTimes } from "./step-times.js";
 
@@ -65,18 +76,27 @@ export async function llamaBuildInfo(): Promise<LlamaBuildInfo> {
   };
 }
 
-/** `modelPath` on the workers' backend, in a context with their threads, sequences and context size. */
+/**
+ * `modelPath` on the workers' backend, in a context with their threads, sequences and context
+ * size, whose batches go in sequence ID order as the workers' do (StepGang with no sequences in
+ * its gang orders a batch and waits for nobody): in the order decodes were queued, llama.cpp
+ * would make a pass over the weights for each break in the IDs (sequence-ids.ts).
+ */
 export async function loadAsWorkers(
   modelPath: string,
   settings: InProcessSettings,
 ): Promise<{ model: LlamaModel; context: LlamaContext }> {
   const llama = await llamaInstance();
   const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
+  let made: LlamaContext | undefined;
+  const ids = (items: readonly BatchItem[]) => queuedSequenceIds(made, items);
   const context = await model.createContext({
     sequences: settings.sequences,
     contextSize: Math.min(settings.contextSize, model.trainContextSize),
     threads: settings.threads,
+    batching: { itemPrioritizationStrategy: new StepGang().strategy(undefined, ids) },
   });
+  made = context;
   return { model, context };
 }
 
@@ -99,6 +119,10 @@ export type InProcessGeneration = "driver" | "evaluate";
 
 export class InProcessModel {
   private counted: StepTimes = noSteps();
+  /** The context's sequences no generation holds, lowest ID first. */
+  private readonly free: LlamaContextSequence[] = [];
+  /** Generations waiting for a sequence to come free. */
+  private waiting: (() => void)[] = [];
 
   private constructor(
     private readonly model: LlamaModel,
@@ -111,6 +135,7 @@ export class InProcessModel {
   ) {
     guardSampling(context, batches);
     observeDecodes(context, (decode) => countDecode(this.counted, decode));
+    while (context.sequencesLeft > 0) this.free.push(context.getSequence());
   }
 
   /** The generation steps counted since the last call, and starts counting afresh. */
@@ -135,21 +160,21 @@ export class InProcessModel {
     return new InProcessModel(model, context, batches ? "batched" : "in turn", batches, generation);
   }
 
-  /**
-   * A generation of each prompt, all at once, each in a sequence of its own, decoded together.
-   * Starts once that many sequences are free: a disposed sequence's slot comes back a moment later.
-   */
+  /** A generation of each prompt, all at once, each in a sequence of its own, decoded together. */
   async generateTogether(prompts: readonly string[], maxTokens: number): Promise<GenerationTiming[]> {
-    while (this.context.sequencesLeft < prompts.length) await new Promise((resolve) => setTimeout(resolve, 1));
     return Promise.all(prompts.map((prompt) => this.generate(prompt, maxTokens)));
   }
 
-  /** Generates `maxTokens` tokens greedily after `prompt` (BOS first where the model wants one). */
+  /**
+   * Generates `maxTokens` tokens greedily after `prompt` (BOS first where the model wants one), on
+   * the free sequence of the lowest ID: generations at once hold consecutive IDs, and their steps
+   * take one pass each (sequence-ids.ts), as the worker's prompt cache arranges.
+   */
   async generate(prompt: string, maxTokens: number): Promise<GenerationTiming> {
     const started = performance.now();
     const tokens = promptTokens(this.model, prompt);
-    // A fresh sequence each time (disposed after): nothing to clear, and no wait for the context's lock.
-    const sequence = this.context.getSequence();
+    while (this.free.length === 0) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const sequence = this.free.shift()!;
     try {
       let ttftMs = Number.NaN;
       const generated: Token[] = [];
@@ -167,7 +192,10 @@ export class InProcessModel {
       }
       return { ttftMs, totalMs: performance.now() - started, tokens: generated.length, chars };
     } finally {
-      sequence.dispose();
+      await sequence.clearHistory();
+      this.free.push(sequence);
+      this.free.sort((a, b) => sequenceIdOf(a) - sequenceIdOf(b));
+      for (const wake of this.waiting.splice(0)) wake();
     }
   }
 

@@ -48,6 +48,7 @@ export async function workerStepsAfterHeartbeat(http: BenchHttp, modelId: string
   return {
     steps: read("hearth_worker_decode_step_sequences_count"),
     sequences: read("hearth_worker_decode_step_sequences_sum"),
+    passes: read("hearth_worker_decode_step_passes_sum"),
     decodeSeconds: read("hearth_worker_decode_step_seconds_sum"),
     followed: read("hearth_worker_step_between_seconds_count", { part: "sampling" }),
     beforeSamplingSeconds: between("before_sampling"),

@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaModel, Token } from "node-llama-cpp";
-import { sequenceIdOf } from "../../src/workers/engine/adapter-batching.js";
+import { sequenceIdOf } from "../../src/workers/engine/sequence-ids.js";
 import type { SamplingBatches } from "../../src/workers/engine/batch-sampler.js";
 import { type InProcessSettings, loadAsWorkers, promptTokens, workersSamplingBatches } from "./in-process.js";
 

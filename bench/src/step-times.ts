@@ -10,6 +10,8 @@ export interface StepTimes {
   steps: number;
   /** Sequences in those steps: the tokens they generated. */
   sequences: number;
+  /** llama.cpp's passes over those steps (one each where their sequence IDs ran on: sequence-ids.ts). */
+  passes: number;
   /** The steps' decodes' own time; contexts decoding side by side each count theirs. */
   decodeSeconds: number;
   /** Steps that followed another on their context: those the time between is known for. */
@@ -23,6 +25,7 @@ export function noSteps(): StepTimes {
   return {
     steps: 0,
     sequences: 0,
+    passes: 0,
     decodeSeconds: 0,
     followed: 0,
     beforeSamplingSeconds: 0,
@@ -36,6 +39,7 @@ export function countDecode(times: StepTimes, decode: DecodeSample): void {
   if (decode.tokens !== decode.sequences) return;
   times.steps++;
   times.sequences += decode.sequences;
+  times.passes += decode.passes ?? 1;
   times.decodeSeconds += decode.ms / 1000;
   if (!decode.between) return;
   times.followed++;
@@ -60,6 +64,7 @@ export const sumSteps = (all: StepTimes[]): StepTimes => all.reduce((sum, t) => 
 /** One average step: its sequences, its decode and the time until the next, in milliseconds. */
 export interface AverageStep {
   sequences: number;
+  passes: number;
   decodeMs: number;
   beforeSamplingMs: number;
   samplingMs: number;
@@ -74,6 +79,7 @@ export function averageStep(times: StepTimes): AverageStep | undefined {
   const per = (seconds: number, count: number) => (seconds / count) * 1000;
   const step = {
     sequences: times.sequences / times.steps,
+    passes: times.passes / times.steps,
     decodeMs: per(times.decodeSeconds, times.steps),
     beforeSamplingMs: per(times.beforeSamplingSeconds, times.followed),
     samplingMs: per(times.samplingSeconds, times.followed),
@@ -82,10 +88,15 @@ export function averageStep(times: StepTimes): AverageStep | undefined {
   return { ...step, totalMs: step.decodeMs + step.beforeSamplingMs + step.samplingMs + step.afterSamplingMs };
 }
 
-/** How a report shows an average step: "15.3 sequences: decode 1.37 ms, then 0.16 + sampling 0.28 + 0.31 ms". */
+/**
+ * How a report shows an average step: "15.3 sequences in 1 pass: decode 1.37 ms, then 0.16 +
+ * sampling 0.28 + 0.31 ms".
+ */
 export function describeStep(step: AverageStep, round: (n: number) => number): string {
+  const passes = round(step.passes);
   return (
-    `${round(step.sequences)} sequences: decode ${round(step.decodeMs)} ms, then ${round(step.beforeSamplingMs)} ` +
-    `+ sampling ${round(step.samplingMs)} + ${round(step.afterSamplingMs)} ms until the next`
+    `${round(step.sequences)} sequences in ${passes} pass${passes === 1 ? "" : "es"}: decode ${round(step.decodeMs)} ms, ` +
+    `then ${round(step.beforeSamplingMs)} + sampling ${round(step.samplingMs)} + ${round(step.afterSamplingMs)} ms ` +
+    "until the next"
   );
 }

@@ -41,6 +41,15 @@ export class WorkerMetrics {
     buckets: [1, 2, 4, 8, 16, 32, 64],
     registers: [this.registry],
   });
+  readonly decodeStepPasses = new Histogram({
+    name: "hearth_worker_decode_step_passes",
+    help:
+      "Passes llama.cpp made over a generation step, each reading all the weights, by base model: 1 when the " +
+      "step's sequence IDs run on consecutively.",
+    labelNames: ["model"],
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers: [this.registry],
+  });
   readonly decodeStep = new Histogram({
     name: "hearth_worker_decode_step_seconds",
     help: "Time of one generation step (a decode of one token per sequence), by base model.",

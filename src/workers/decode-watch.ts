@@ -4,8 +4,8 @@ import { DecodeSlowdown, type DecodeSlowdownOptions } from "./decode-slowdown.js
 import type { DecodeSample } from "./engine/engine.js";
 
 /**
- * What a worker does with each decode of a base model's contexts: batch sizes, step times and
- * the time between steps on /metrics, and a warning in the log (and a gauge) while steps run
+ * What a worker does with each decode of a base model's contexts: batch sizes, step times, the
+ * passes llama.cpp made over each step and the time between steps on /metrics, and a warning in the log (and a gauge) while steps run
  * far slower than the model's own figure, which is what llama.cpp's spinning threads do when
  * the cores are oversubscribed.
  *
@@ -28,6 +28,7 @@ export function watchDecodes(
     metrics.decodeBatchTokens.labels(model).observe(sample.tokens);
     if (sample.tokens !== sample.sequences) return;
     metrics.decodeStepSequences.labels(model).observe(sample.sequences);
+    if (sample.passes !== undefined) metrics.decodeStepPasses.labels(model).observe(sample.passes);
     metrics.decodeStep.labels(model).observe(sample.ms / 1000);
     if (sample.between) {
       const { beforeSamplingMs, samplingMs, afterSamplingMs } = sample.between;

@@ -183,7 +183,11 @@ describe("the bench", () => {
         `${n} streams, Hearth: a step, decode to decode`,
       ]),
     );
-    for (const f of stepLabels) expect(f.display).toMatch(/sequences: decode .* ms, then .* \+ sampling .* \+ .* ms/);
+    for (const f of stepLabels) {
+      expect(f.display).toMatch(/sequences in [\d.]+ pass(es)?: decode .* ms, then .* \+ sampling .* \+ .* ms/);
+    }
+    // In process, the generations of a level hold the lowest sequence IDs: a step is one pass.
+    for (const f of stepLabels.filter((f) => f.label.includes("in-process"))) expect(f.display).toContain("in 1 pass:");
     // Prompt caching: the second conversation sharing a system prompt reuses the first's cells; one
     // with a nonce in front reuses a common chat header at most.
     const prefix = report.scenarios.find((s) => s.id === "prefix")!;
@@ -337,9 +341,11 @@ describe("bench steps", () => {
       ms: 5,
       between: { beforeSamplingMs: 0.5, samplingMs: 1, afterSamplingMs: 1.5 },
     });
-    expect(times).toMatchObject({ steps: 2, sequences: 4, followed: 1 });
+    countDecode(times, { tokens: 2, sequences: 2, ms: 4, passes: 2 }); // its IDs apart: two passes
+    expect(times).toMatchObject({ steps: 3, sequences: 6, passes: 4, followed: 1 });
     const step = averageStep(times)!;
     expect(step.sequences).toBe(2);
+    expect(step.passes).toBeCloseTo(4 / 3);
     expect(step.decodeMs).toBeCloseTo(4);
     expect([step.beforeSamplingMs, step.samplingMs, step.afterSamplingMs]).toEqual([0.5, 1, 1.5]);
     expect(step.totalMs).toBeCloseTo(7);

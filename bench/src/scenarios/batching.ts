@@ -173,10 +173,11 @@ export async function batchingScenario(ctx: BenchContext): Promise<ScenarioResul
     ],
     notes: [
       `${sizes.batchingRounds} rounds, alternating which side goes first; in process ` +
-        `${baseSequences(workerSettings)} sequences in one context, Hearth ` +
+        `${baseSequences(workerSettings)} sequences in one context (a level's generations on the lowest ` +
+        "sequence IDs, batches in ID order as the worker's: a step in one pass, sequence-ids.ts), Hearth " +
         `${workerSettings.contexts === 1 ? "the same" : `${workerSettings.contexts} contexts of ${workerSettings.sequences}`}, ` +
         `${workerSettings.threads} thread(s) a context; Hearth's steps from the worker's /metrics ` +
-        "(hearth_worker_decode_step_sequences); a step, decode to decode: its decode, then the time until " +
+        "(hearth_worker_decode_step_sequences, _passes); a step, decode to decode: its decode, then the time until " +
         "the context's next (hearth_worker_step_between_seconds, in process the same observer): until the " +
         "first sampling, the samplings, and after them (the generation loops, the events, the dispatch)",
       ...(loop

@@ -1,6 +1,7 @@
 import type { BatchItem, LlamaContext, LlamaContextSequence } from "node-llama-cpp";
 import type { EngineAdapter } from "./engine.js";
 import type { LoraSetGuard } from "./lora-set-guard.js";
+import { queuedSequenceIds, sequenceIdOf } from "./sequence-ids.js";
 
 /** A LoRA adapter's weights as node-llama-cpp's native addon holds them (opaque here). */
 export type NativeLora = object;
@@ -25,8 +26,9 @@ interface NativeContext {
  * each checked where it is used (the engine tests fail on a version that changes them):
  * - a custom batch prioritization strategy (StepGang's, with `pick`), which node-llama-cpp
  *   calls with the queued decodes in the order of its internal `_queuedDecodes` (whose
- *   entries name their sequence): `pick` takes the adapter of the longest-waiting decode and
- *   keeps the decodes of that adapter only (the others wait for the next batch of the loop);
+ *   entries name their sequence: sequence-ids.ts): `pick` takes the adapter of the
+ *   longest-waiting decode and keeps the decodes of that adapter only (the others wait for the
+ *   next batch of the loop);
  * - the sequence's internal `_sequenceId`;
  * - the native context's `setLoras`, called just before the native `decodeBatch` when the
  *   batch's adapter differs from the active one. llama.cpp then reserves its compute graph
@@ -52,14 +54,8 @@ export class AdapterBatching {
 
   /** Chooses a batch's decodes (StepGang's picker): those of the longest-waiting decode's adapter. */
   readonly pick = (items: readonly BatchItem[]): readonly BatchItem[] => {
-    const queued = (this.context as unknown as { _queuedDecodes?: { sequenceId: number }[] } | undefined)
-      ?._queuedDecodes;
-    if (!queued || queued.length !== items.length || items.some((_, i) => typeof queued[i]?.sequenceId !== "number")) {
-      throw new Error(
-        "node-llama-cpp's queued decodes do not match the batch items: AdapterBatching needs updating for this version",
-      );
-    }
-    const adapterOf = (i: number) => this.bySequence.get(queued[i]!.sequenceId);
+    const ids = queuedSequenceIds(this.context, items);
+    const adapterOf = (i: number) => this.bySequence.get(ids[i]!);
     const chosen = adapterOf(0);
     this.next = chosen;
     return items.filter((_, i) => adapterOf(i) === chosen);
@@ -126,13 +122,4 @@ export class AdapterBatching {
     this.active = lora;
     this.reserving = true;
   }
-}
-
-/** node-llama-cpp's internal ID of a sequence in its context (what its native batch calls take). */
-export function sequenceIdOf(sequence: LlamaContextSequence): number {
-  const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
-  if (typeof id !== "number") {
-    throw new Error("node-llama-cpp's sequence has no _sequenceId: sequenceIdOf needs updating for this version");
-  }
-  return id;
 }

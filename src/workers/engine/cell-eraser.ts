@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
-import { sequenceIdOf } from "./adapter-batching.js";
+import { sequenceIdOf } from "./sequence-ids.js";
 
 interface NativeCells {
   decodeBatch(): Promise<unknown>;

@@ -1,5 +1,6 @@
 import type { LlamaContext } from "node-llama-cpp";
 import type { DecodeSample } from "./engine.js";
+import { stepPasses } from "./sequence-ids.js";
 
 interface NativeBatching {
   initBatch(size: number): unknown;
@@ -18,8 +19,9 @@ export const BETWEEN_STEPS_MAX_MS = 1_000;
 /**
  * Reports every decode of a context: how many tokens and sequences shared it, and how long
  * it took. This is what shows whether concurrent requests share their decodes (one batch of
- * 16 sequences a step) or run out of step, and whether a step takes far longer than this
- * model's own figure (threads waiting for the CPU).
+ * 16 sequences a step) or run out of step, whether a step takes far longer than this model's
+ * own figure (threads waiting for the CPU), and how many passes llama.cpp makes over a step (one
+ * for each run of consecutive sequence IDs in the batch's order: sequence-ids.ts).
  *
  * And what happens between two generation steps (`between`): from the end of one step's decode
  * to the first sampling it asks for (node-llama-cpp's batch loop handing out the logits), the
@@ -52,7 +54,8 @@ export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeS
   const decodeBatch = native.decodeBatch.bind(native);
   const sampleToken = native.sampleToken.bind(native);
   let tokens = 0;
-  let sequences = 0;
+  /** The batch's sequences' IDs, in the order it holds them. */
+  let order: number[] = [];
   /** When the last decode ended, if it was a generation step; the samplings asked since then. */
   let stepEnded: number | undefined;
   let firstAsked: number | undefined;
@@ -61,11 +64,11 @@ export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeS
     Object.defineProperty(native, name, { configurable: true, value });
   shadow("initBatch", (size: number) => {
     tokens = size;
-    sequences = 0;
+    order = [];
     return initBatch(size);
   });
   shadow("addToBatch", (...args: unknown[]) => {
-    sequences++;
+    order.push(args[0] as number);
     return addToBatch(...args);
   });
   const answered = () => {
@@ -79,8 +82,9 @@ export function observeDecodes(context: LlamaContext, onDecode: (sample: DecodeS
     return answer;
   });
   shadow("decodeBatch", async () => {
-    const batch = { tokens, sequences };
+    const sequences = order.length;
     const step = tokens === sequences;
+    const batch = { tokens, sequences, ...(step ? { passes: stepPasses(order) } : {}) };
     const started = performance.now();
     const between =
       step &&

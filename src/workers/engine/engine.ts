@@ -131,6 +131,11 @@ export interface DecodeSample {
   tokens: number;
   /** Sequences that had tokens in it: a generation step has one token per sequence. */
   sequences: number;
+  /**
+   * For a generation step: how many passes llama.cpp made over it, each reading all the weights
+   * (1 when its sequences' IDs run on consecutively in the batch's order: sequence-ids.ts).
+   */
+  passes?: number;
   /** Wall time of the decode itself (not the sampling after it). */
   ms: number;
   /** A decode of the express context (ModelInstance), which runs beside the shared one's. */

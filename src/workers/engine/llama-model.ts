@@ -1,7 +1,9 @@
 import {
   LlamaText,
   resolveChatWrapper,
+  type BatchItem,
   type ChatWrapper,
+  type LlamaContext,
   type LlamaEmbeddingContext,
   type LlamaModel,
   type LlamaTextJSON,
@@ -36,6 +38,7 @@ import { SampleHooks } from "./sample-hooks.js";
 import { guardSampling } from "./sampling-guard.js";
 import { type BatchSampler, type SamplingBatches, samplingBatches } from "./batch-sampler.js";
 import { StepGang } from "./step-gang.js";
+import { queuedSequenceIds } from "./sequence-ids.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
 /** node-llama-cpp's internals that load a LoRA's weights onto a model (cached by path) and free them. */
@@ -139,14 +142,18 @@ export class LlamaEngineModel implements EngineModel {
   async createContext(options: ContextOptions): Promise<EngineContext> {
     const batching = options.adapters ? new AdapterBatching(this.loraSet) : undefined;
     const gang = new StepGang();
+    // The strategy runs only once decodes are queued, by then on the context made here.
+    let made: LlamaContext | undefined;
+    const ids = (items: readonly BatchItem[]) => queuedSequenceIds(made, items);
     const context = await this.loraSet.reading(() =>
       this.model.createContext({
         sequences: options.sequences,
         contextSize: Math.min(options.contextSize, this.model.trainContextSize),
         threads: options.threads,
-        batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick) },
+        batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick, ids) },
       }),
     );
+    made = context;
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
     guardSampling(context, this.samplingBatches());

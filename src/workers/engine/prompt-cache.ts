@@ -1,6 +1,7 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { CellEraser } from "./cell-eraser.js";
 import type { PromptCacheSample } from "./engine.js";
+import { sequenceIdOf } from "./sequence-ids.js";
 
 /** A sequence no request holds, with the cells it keeps. */
 interface Idle {
@@ -25,9 +26,14 @@ export interface TakenSequence {
  *
  * A request takes the idle sequence whose cells share the longest prefix with its prompt, if
  * that prefix is at least half of the prompt or of what the sequence holds (a common chat
- * header alone is not worth the cells of another conversation); else a sequence never used,
- * else the least recently used one. It keeps the cells of that prefix (never all of the prompt: the last token
- * is evaluated again, for the logits of the first generated token) and the rest is erased.
+ * header alone is not worth the cells of another conversation). Else it takes the sequence
+ * next to the most busy ones of its adapter (an ID one below or above theirs), then one that
+ * holds nothing (never used while the context has one), then the least recently used: llama.cpp
+ * decodes a batch in one pass only over sequences whose IDs follow each other, and one
+ * adapter's sequences are batched together (sequence-ids.ts). 4 requests on 4 sequences apart
+ * take 4 passes a step where 4 side by side take one. It keeps the cells of that prefix (never
+ * all of the prompt: the last token is evaluated again, for the logits of the first generated
+ * token) and the rest is erased.
  * Cells are matched by adapter as well as by token: an adapter changes every cell, so the
  * base model's and each adapter's never serve another.
  *
@@ -42,6 +48,8 @@ export interface TakenSequence {
 export class PromptCache {
   /** Least recently used first. */
   private readonly idle: Idle[] = [];
+  /** The sequences requests hold, by ID, with the adapter each generates with. */
+  private readonly busy = new Map<number, string | undefined>();
 
   constructor(
     private readonly eraser: CellEraser,
@@ -72,14 +80,28 @@ export class PromptCache {
       if (common > bestShared) [best, bestShared] = [entry, common];
     }
     if (!best || bestShared * 2 < Math.min(prompt.length, best.length)) {
+      // The context's sequences are made as they are first needed (node-llama-cpp numbers them in order).
       const sequence = this.fresh();
-      if (sequence) return this.taken(sequence, 0, 0);
-      best = this.idle[0];
+      if (sequence) this.idle.push({ sequence, adapter: undefined, length: 0 });
+      best = undefined;
+      let bestRank = -1;
+      for (const entry of this.idle) {
+        const rank = this.neighbours(entry.sequence, adapter) * 2 + Number(entry.length === 0);
+        if (rank > bestRank) [best, bestRank] = [entry, rank];
+      }
       if (!best) return undefined;
       bestShared = shared(best);
     }
     this.idle.splice(this.idle.indexOf(best), 1);
+    this.busy.set(sequenceIdOf(best.sequence), adapter);
     return this.taken(best.sequence, bestShared, best.length);
+  }
+
+  /** How many of the IDs either side of `sequence`'s are busy with `adapter` (0, 1 or 2). */
+  private neighbours(sequence: LlamaContextSequence, adapter: string | undefined): number {
+    const id = sequenceIdOf(sequence);
+    const busyWith = (other: number) => Number(this.busy.has(other) && this.busy.get(other) === adapter);
+    return busyWith(id - 1) + busyWith(id + 1);
   }
 
   /**
@@ -89,6 +111,7 @@ export class PromptCache {
   put(sequence: LlamaContextSequence, adapter: string | undefined, failed: boolean): void {
     // A model whose cells cannot be cut by position (recurrent, or sliding-window attention
     // that drops the cells before its window) keeps none: node-llama-cpp would need checkpoints.
+    this.busy.delete(sequenceIdOf(sequence));
     const whole = !failed && this.bound !== 0 && !sequence.needsCheckpoints;
     const entry: Idle = { sequence, adapter, length: whole ? sequence.nextTokenIndex : 0 };
     if (!whole) this.erase(sequence, 0);

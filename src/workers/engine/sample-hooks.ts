@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
-import { sequenceIdOf } from "./adapter-batching.js";
+import { sequenceIdOf } from "./sequence-ids.js";
 
 /** node-llama-cpp's native sampler (llama.cpp's sampler chain for one sequence); opaque but for these. */
 export interface NativeSampler {

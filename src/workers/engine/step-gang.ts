@@ -3,6 +3,9 @@ import type { BatchItem, EvaluationPriority, PrioritizedBatchItem } from "node-l
 /** Picks what a batch holds from the queued decodes (all of them, or one adapter's). */
 export type BatchPicker = (items: readonly BatchItem[]) => readonly BatchItem[];
 
+/** The sequence ID of each queued decode, by position (sequence-ids.ts's queuedSequenceIds, for the context). */
+export type QueuedIds = (items: readonly BatchItem[]) => readonly number[];
+
 /** The evaluation priority of an express request's decodes (node-llama-cpp's highest); others have OTHER_PRIORITY. */
 export const EXPRESS_PRIORITY: EvaluationPriority = 5;
 export const OTHER_PRIORITY: EvaluationPriority = 3;
@@ -49,9 +52,14 @@ export class StepGang {
    * prompt longer than a batch goes on in turns: each batch of its own is followed by an
    * ordinary one (the steps first, then what room is left to it), so that the others never
    * stall for a whole prefill.
+   *
+   * With `ids`, a batch goes in sequence ID order: llama.cpp decodes it in one pass only where the
+   * IDs follow each other in the batch's order, and makes another pass over all the weights at
+   * each place they do not (sequence-ids.ts). The steps keep their room: prompts get what the
+   * batch has left after them.
    */
-  strategy(pick: BatchPicker = (items) => items) {
-    return ({ items }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
+  strategy(pick: BatchPicker = (items) => items, ids?: QueuedIds) {
+    return ({ items, size }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
       const express = !this.expressWent && items.some(isExpressPrompt) ? pick(items).filter(isExpressPrompt) : [];
       if (express.length > 0) {
         this.expressWent = true;
@@ -63,9 +71,22 @@ export class StepGang {
       }
       this.spins = 0;
       this.expressWent = false;
+      const picked = pick(items);
       // Generation steps (one token each) first, so that a long prompt never holds them back.
-      const picked = [...pick(items)].sort((a, b) => Number(a.tokens.length > 1) - Number(b.tokens.length > 1));
-      return picked.map((item) => ({ item, processAmount: item.tokens.length }));
+      const steps = picked.filter((item) => item.tokens.length === 1).slice(0, size);
+      const batch: PrioritizedBatchItem[] = steps.map((item) => ({ item, processAmount: 1 }));
+      let room = size - steps.length;
+      for (const item of picked) {
+        if (room <= 0) break;
+        if (item.tokens.length === 1) continue;
+        const processAmount = Math.min(item.tokens.length, room);
+        batch.push({ item, processAmount });
+        room -= processAmount;
+      }
+      if (!ids) return batch;
+      const queued = ids(items);
+      const idOf = new Map(items.map((item, i) => [item, queued[i]!]));
+      return batch.sort((a, b) => idOf.get(a.item)! - idOf.get(b.item)!);
     };
   }
 }

@@ -74,6 +74,11 @@ describe("GET /metrics", () => {
     expect(sample(text, "hearth_worker_decode_batch_tokens_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
     expect(sample(text, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" })).toBeGreaterThan(0);
     expect(sample(text, "hearth_worker_decode_step_sequences_sum", { model: "hearth-tiny" })).toBeGreaterThan(0);
+    // One request at a time: each step one sequence, decoded in one pass.
+    const passes = (suffix: string) =>
+      sample(text, `hearth_worker_decode_step_passes_${suffix}`, { model: "hearth-tiny" });
+    expect(passes("count")).toBe(sample(text, "hearth_worker_decode_step_seconds_count", { model: "hearth-tiny" }));
+    expect(passes("sum")).toBe(passes("count"));
     // The time between two steps, in its three parts: each step after the first of a request has all three.
     const between = (part: string) =>
       sample(text, "hearth_worker_step_between_seconds_count", { model: "hearth-tiny", part });

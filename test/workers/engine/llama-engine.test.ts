@@ -296,6 +296,65 @@ describe("LlamaEngine", () => {
     }
   });
 
+  /** A context whose decodes are recorded, and greedy generation on it that resolves to the text. */
+  async function observedContext(sequences: number) {
+    const decodes: DecodeSample[] = [];
+    const observed = await tiny.createContext({
+      sequences,
+      contextSize: 256,
+      threads: 1,
+      onDecode: (d) => decodes.push(d),
+    });
+    const generate = async (prompt: string, maxTokens: number) => {
+      let text = "";
+      await observed.generate(
+        { promptTokens: tiny.tokenize(prompt), sampling: greedy(maxTokens) },
+        new AbortController().signal,
+        (t) => (text += t),
+      );
+      return text;
+    };
+    return { observed, decodes, generate };
+  }
+
+  it("gives concurrent requests sequences side by side, and decodes each step in one pass", async () => {
+    const { observed, decodes, generate } = await observedContext(6);
+    try {
+      // Six requests make the six sequences; those of the first, third and fifth end first, so the
+      // least recently used sequences are every other one (IDs 0, 2 and 4).
+      await Promise.all([1, 30, 2, 30, 3, 30].map((tokens, i) => generate(`${"abcdef"[i]} `, tokens)));
+      decodes.length = 0;
+      // Three prompts that share nothing with what the sequences hold: apart, each step took three passes.
+      const prompts = ["Kettle ", "Ember ", "Tinder "];
+      const texts = await Promise.all(prompts.map((p) => generate(p, 20)));
+      expect(texts).toEqual(prompts.map((p) => greedyText(p, 20)));
+      const steps = decodes.filter((d) => d.tokens === d.sequences);
+      expect(steps.filter((d) => d.sequences === 3).length).toBeGreaterThan(10);
+      expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+    } finally {
+      await observed.dispose();
+    }
+  });
+
+  it("decodes a step in sequence ID order, whatever order its requests came in", async () => {
+    const { observed, decodes, generate } = await observedContext(3);
+    try {
+      const prompts = ["Kettle on the hob ", "Ember in the grate ", "Tinder in the box "];
+      for (const p of prompts) await generate(p, 2);
+      decodes.length = 0;
+      // Each prompt goes back to the sequence that holds its start: the last made first, so the
+      // three queue their decodes in the order of IDs 2, 1, 0 (three passes a step in that order).
+      const next = [...prompts].reverse().map((p) => `${p}and more `);
+      const texts = await Promise.all(next.map((p) => generate(p, 20)));
+      expect(texts).toEqual(next.map((p) => greedyText(p, 20)));
+      const steps = decodes.filter((d) => d.tokens === d.sequences && d.sequences === 3);
+      expect(steps.length).toBeGreaterThan(10);
+      expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+    } finally {
+      await observed.dispose();
+    }
+  });
+
   it("serves several adapters and the base model from one context, each sequence with its own", async () => {
     const demo = path.join(testModelDir, "examples", "hearth-tiny-lora-gguf", "adapter.gguf");
     const { base, shape, lora } = demoTables();

@@ -74,11 +74,43 @@ describe("StepGang", () => {
     expect(strategy({ items, size: 512 })).toEqual([{ item: express, processAmount: 2000 }]);
     // The ordinary batch after it waits for the gang as always (a sequence's step missing).
     expect(strategy({ items: [steps[0]!, express], size: 512 })).toEqual([]);
+    // The steps first, then what room the batch has left.
     expect(strategy({ items, size: 512 })).toEqual([
       { item: steps[0], processAmount: 1 },
       { item: steps[1], processAmount: 1 },
-      { item: express, processAmount: 2000 },
+      { item: express, processAmount: 510 },
     ]);
     expect(strategy({ items, size: 512 })).toEqual([{ item: express, processAmount: 2000 }]);
+  });
+
+  it("gives prompts the room the steps leave, in the order they were queued", () => {
+    const { strategy } = gangOf(2);
+    const [first, second] = [item(300), item(300)];
+    const steps = [item(1), item(1)];
+    expect(strategy({ items: [first, ...steps, second], size: 512 })).toEqual([
+      { item: steps[0], processAmount: 1 },
+      { item: steps[1], processAmount: 1 },
+      { item: first, processAmount: 300 },
+      { item: second, processAmount: 210 },
+    ]);
+    // More steps than the batch holds: the first `size` of them, no prompt.
+    const many = Array.from({ length: 5 }, () => item(1));
+    expect(strategy({ items: [first, ...many], size: 4 })).toEqual(
+      many.slice(0, 4).map((step) => ({ item: step, processAmount: 1 })),
+    );
+  });
+
+  it("puts a batch in sequence ID order, so that llama.cpp decodes consecutive IDs in one pass", () => {
+    const gang = new StepGang();
+    for (let i = 0; i < 4; i++) gang.enter();
+    const prompt = item(40);
+    const steps = [item(1), item(1), item(1), item(1)];
+    const queued = [prompt, steps[0]!, steps[1]!, steps[2]!, steps[3]!];
+    // The order their decodes were queued in: as the samplings of the last step came back.
+    const ids = new Map([prompt, steps[0], steps[1], steps[2], steps[3]].map((it, i) => [it, [2, 3, 0, 4, 1][i]!]));
+    const strategy = gang.strategy(undefined, (items) => items.map((it) => ids.get(it)!));
+    const batch = strategy({ items: queued, size: 512 });
+    expect(batch.map(({ item }) => ids.get(item))).toEqual([0, 1, 2, 3, 4]);
+    expect(batch.find(({ item }) => item === prompt)?.processAmount).toBe(40);
   });
 });

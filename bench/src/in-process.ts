@@ -17,6 +17,7 @@ import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
 import { driveSequence } from "../../src/workers/engine/sequence-driver.js";
 import { queuedSequenceIds, sequenceIdOf } from "../../src/workers/engine/sequence-ids.js";
 import { StepGang } from "../../src/workers/engine/step-gang.js";
+import { PassPlanner } from "../../src/workers/engine/pass-planner.js";
 import { usableCores } from "../../src/process/usable-cores.js";
 import { countDecode, noSteps, type StepTimes } from "./step-times.js";
 
@@ -80,24 +81,27 @@ export async function llamaBuildInfo(): Promise<LlamaBuildInfo> {
  * `modelPath` on the workers' backend, in a context with their threads, sequences and context
  * size, whose batches go in sequence ID order as the workers' do (StepGang with no sequences in
  * its gang orders a batch and waits for nobody): in the order decodes were queued, llama.cpp
- * would make a pass over the weights for each break in the IDs (sequence-ids.ts).
+ * would make a pass over the weights for each break in the IDs (sequence-ids.ts). A step goes in
+ * one pass or a pass each as `planner` finds faster, as in the workers: feed it the context's
+ * decodes (pass-planner.ts).
  */
 export async function loadAsWorkers(
   modelPath: string,
   settings: InProcessSettings,
-): Promise<{ model: LlamaModel; context: LlamaContext }> {
+): Promise<{ model: LlamaModel; context: LlamaContext; planner: PassPlanner }> {
   const llama = await llamaInstance();
   const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
   let made: LlamaContext | undefined;
   const ids = (items: readonly BatchItem[]) => queuedSequenceIds(made, items);
+  const planner = new PassPlanner();
   const context = await model.createContext({
     sequences: settings.sequences,
     contextSize: Math.min(settings.contextSize, model.trainContextSize),
     threads: settings.threads,
-    batching: { itemPrioritizationStrategy: new StepGang().strategy(undefined, ids) },
+    batching: { itemPrioritizationStrategy: new StepGang().strategy({ ids, planner }) },
   });
   made = context;
-  return { model, context };
+  return { model, context, planner };
 }
 
 /** The batch sampler as workers set it up for `model`, or undefined where it is not built. */
@@ -127,6 +131,7 @@ export class InProcessModel {
   private constructor(
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
+    planner: PassPlanner,
     /** How its samplings go: as the worker's, in one native call per step where the batch sampler is built. */
     readonly sampling: "batched" | "in turn",
     batches: SamplingBatches | undefined,
@@ -134,7 +139,10 @@ export class InProcessModel {
     readonly generation: InProcessGeneration,
   ) {
     guardSampling(context, batches);
-    observeDecodes(context, (decode) => countDecode(this.counted, decode));
+    observeDecodes(context, (decode) => {
+      countDecode(this.counted, decode);
+      if (decode.passes !== undefined) planner.record(decode.sequences, decode.passes, decode.ms);
+    });
     while (context.sequencesLeft > 0) this.free.push(context.getSequence());
   }
 
@@ -155,9 +163,9 @@ export class InProcessModel {
     batchSampling = loadConfig(process.env).worker.nativeSampler,
     generation: InProcessGeneration = "driver",
   ): Promise<InProcessModel> {
-    const { model, context } = await loadAsWorkers(modelPath, settings);
+    const { model, context, planner } = await loadAsWorkers(modelPath, settings);
     const batches = batchSampling ? workersSamplingBatches(model) : undefined;
-    return new InProcessModel(model, context, batches ? "batched" : "in turn", batches, generation);
+    return new InProcessModel(model, context, planner, batches ? "batched" : "in turn", batches, generation);
   }
 
   /** A generation of each prompt, all at once, each in a sequence of its own, decoded together. */

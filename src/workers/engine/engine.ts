@@ -102,6 +102,12 @@ export interface ContextOptions {
   /** Called after every decode of the context (batch sizes, step times: metrics). */
   onDecode?: (sample: DecodeSample) => void;
   /**
+   * How a generation step's sequences go to llama.cpp: "measured" (the default), in one pass or
+   * a pass each, whichever this context measures faster for that many sequences (pass-planner.ts);
+   * "together", always in one pass.
+   */
+  arrangeSteps?: "measured" | "together";
+  /**
    * KV cells the context's idle sequences keep for later prompts that start the same way
    * (HEARTH_PROMPT_CACHE_TOKENS): null or absent, all they hold; 0, none (no prompt caching).
    */

@@ -39,6 +39,7 @@ import { guardSampling } from "./sampling-guard.js";
 import { type BatchSampler, type SamplingBatches, samplingBatches } from "./batch-sampler.js";
 import { StepGang } from "./step-gang.js";
 import { queuedSequenceIds } from "./sequence-ids.js";
+import { PassPlanner } from "./pass-planner.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
 /** node-llama-cpp's internals that load a LoRA's weights onto a model (cached by path) and free them. */
@@ -142,6 +143,7 @@ export class LlamaEngineModel implements EngineModel {
   async createContext(options: ContextOptions): Promise<EngineContext> {
     const batching = options.adapters ? new AdapterBatching(this.loraSet) : undefined;
     const gang = new StepGang();
+    const planner = options.arrangeSteps === "together" ? undefined : new PassPlanner();
     // The strategy runs only once decodes are queued, by then on the context made here.
     let made: LlamaContext | undefined;
     const ids = (items: readonly BatchItem[]) => queuedSequenceIds(made, items);
@@ -150,7 +152,7 @@ export class LlamaEngineModel implements EngineModel {
         sequences: options.sequences,
         contextSize: Math.min(options.contextSize, this.model.trainContextSize),
         threads: options.threads,
-        batching: { itemPrioritizationStrategy: gang.strategy(batching?.pick, ids) },
+        batching: { itemPrioritizationStrategy: gang.strategy({ pick: batching?.pick, ids, planner }) },
       }),
     );
     made = context;
@@ -163,7 +165,11 @@ export class LlamaEngineModel implements EngineModel {
       this.batchings.add(batching);
       context.onDispose.createListener(() => this.batchings.delete(batching));
     }
-    if (options.onDecode) observeDecodes(context, options.onDecode);
+    const { onDecode } = options;
+    observeDecodes(context, (sample) => {
+      if (sample.passes !== undefined) planner?.record(sample.sequences, sample.passes, sample.ms);
+      onDecode?.(sample);
+    });
     const fresh = () => (context.sequencesLeft > 0 ? context.getSequence() : undefined);
     const cache = new PromptCache(
       new CellEraser(context),

@@ -1,10 +1,20 @@
 import type { BatchItem, EvaluationPriority, PrioritizedBatchItem } from "node-llama-cpp";
+import type { PassPlanner } from "./pass-planner.js";
 
 /** Picks what a batch holds from the queued decodes (all of them, or one adapter's). */
 export type BatchPicker = (items: readonly BatchItem[]) => readonly BatchItem[];
 
 /** The sequence ID of each queued decode, by position (sequence-ids.ts's queuedSequenceIds, for the context). */
 export type QueuedIds = (items: readonly BatchItem[]) => readonly number[];
+
+export interface StrategyOptions {
+  /** Chooses among the queued decodes (default: all of them). */
+  pick?: BatchPicker;
+  /** The queued decodes' sequence IDs: given, batches go in ID order. */
+  ids?: QueuedIds;
+  /** With `ids`: whether a batch of generation steps only goes in one pass or a pass each. */
+  planner?: PassPlanner;
+}
 
 /** The evaluation priority of an express request's decodes (node-llama-cpp's highest); others have OTHER_PRIORITY. */
 export const EXPRESS_PRIORITY: EvaluationPriority = 5;
@@ -56,9 +66,10 @@ export class StepGang {
    * With `ids`, a batch goes in sequence ID order: llama.cpp decodes it in one pass only where the
    * IDs follow each other in the batch's order, and makes another pass over all the weights at
    * each place they do not (sequence-ids.ts). The steps keep their room: prompts get what the
-   * batch has left after them.
+   * batch has left after them. A batch of generation steps only goes in reverse order, a pass
+   * each, where the planner finds that faster (pass-planner.ts).
    */
-  strategy(pick: BatchPicker = (items) => items, ids?: QueuedIds) {
+  strategy({ pick = (items) => items, ids, planner }: StrategyOptions = {}) {
     return ({ items, size }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
       const express = !this.expressWent && items.some(isExpressPrompt) ? pick(items).filter(isExpressPrompt) : [];
       if (express.length > 0) {
@@ -86,7 +97,8 @@ export class StepGang {
       if (!ids) return batch;
       const queued = ids(items);
       const idOf = new Map(items.map((item, i) => [item, queued[i]!]));
-      return batch.sort((a, b) => idOf.get(a.item)! - idOf.get(b.item)!);
+      const order = batch.length === steps.length && planner?.arrange(steps.length) === "apart" ? -1 : 1;
+      return batch.sort((a, b) => order * (idOf.get(a.item)! - idOf.get(b.item)!));
     };
   }
 }

@@ -296,13 +296,17 @@ describe("LlamaEngine", () => {
     }
   });
 
-  /** A context whose decodes are recorded, and greedy generation on it that resolves to the text. */
-  async function observedContext(sequences: number) {
+  /**
+   * A context whose decodes are recorded, and greedy generation on it that resolves to the text.
+   * Its steps go in one pass where their IDs allow (not a pass each where that measures faster).
+   */
+  async function observedContext(sequences: number, arrangeSteps: "measured" | "together" = "together") {
     const decodes: DecodeSample[] = [];
     const observed = await tiny.createContext({
       sequences,
       contextSize: 256,
       threads: 1,
+      arrangeSteps,
       onDecode: (d) => decodes.push(d),
     });
     const generate = async (prompt: string, maxTokens: number) => {
@@ -350,6 +354,20 @@ describe("LlamaEngine", () => {
       const steps = decodes.filter((d) => d.tokens === d.sequences && d.sequences === 3);
       expect(steps.length).toBeGreaterThan(10);
       expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+    } finally {
+      await observed.dispose();
+    }
+  });
+
+  it("tries a step of several sequences both ways, one pass and a pass each, and generates the same", async () => {
+    const { observed, decodes, generate } = await observedContext(2, "measured");
+    try {
+      const prompts = ["Bellows ", "Flue "];
+      const texts = await Promise.all(prompts.map((p) => generate(p, 24)));
+      expect(texts).toEqual(prompts.map((p) => greedyText(p, 24)));
+      const passes = decodes.filter((d) => d.tokens === d.sequences && d.sequences === 2).map((d) => d.passes);
+      // Three steps in one pass first, then a pass each at least once (pass-planner.ts).
+      expect(passes.slice(0, 4)).toEqual([1, 1, 1, 2]);
     } finally {
       await observed.dispose();
     }

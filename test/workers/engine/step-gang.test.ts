@@ -32,7 +32,7 @@ describe("StepGang", () => {
 
   it("gives up waiting after 64 empty batches in a row", () => {
     const gang = new StepGang();
-    const strategy = gang.strategy((items) => items.slice(0, 1));
+    const strategy = gang.strategy({ pick: (items) => items.slice(0, 1) });
     gang.enter();
     gang.enter();
     const one = [item(1)];
@@ -60,7 +60,7 @@ describe("StepGang", () => {
     const gang = new StepGang();
     const express = item(40, EXPRESS_PRIORITY);
     const other = item(1);
-    const strategy = gang.strategy((items) => items.filter((i) => i !== express));
+    const strategy = gang.strategy({ pick: (items) => items.filter((i) => i !== express) });
     gang.enter();
     gang.enter();
     expect(strategy({ items: [other, express], size: 512 })).toEqual([{ item: other, processAmount: 1 }]);
@@ -108,7 +108,7 @@ describe("StepGang", () => {
     const queued = [prompt, steps[0]!, steps[1]!, steps[2]!, steps[3]!];
     // The order their decodes were queued in: as the samplings of the last step came back.
     const ids = new Map([prompt, steps[0], steps[1], steps[2], steps[3]].map((it, i) => [it, [2, 3, 0, 4, 1][i]!]));
-    const strategy = gang.strategy(undefined, (items) => items.map((it) => ids.get(it)!));
+    const strategy = gang.strategy({ ids: (items) => items.map((it) => ids.get(it)!) });
     const batch = strategy({ items: queued, size: 512 });
     expect(batch.map(({ item }) => ids.get(item))).toEqual([0, 1, 2, 3, 4]);
     expect(batch.find(({ item }) => item === prompt)?.processAmount).toBe(40);

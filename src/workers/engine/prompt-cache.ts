@@ -24,9 +24,10 @@ export interface TakenSequence {
  * A context's sequences between requests, keeping their KV cells so that a later prompt that
  * starts the same way evaluates only the rest (prompt caching, docs/performance.md).
  *
- * A request takes the idle sequence whose cells share the longest prefix with its prompt, if
- * that prefix is at least half of the prompt or of what the sequence holds (a common chat
- * header alone is not worth the cells of another conversation). Else it takes the sequence
+ * A request takes the idle sequence whose cells share the longest prefix with its prompt (of
+ * several sharing as much, the one next to the most busy ones), if that prefix is at least half
+ * of the prompt or of what the sequence holds (a common chat header alone is not worth the cells
+ * of another conversation). Else it takes the sequence
  * next to the most busy ones of its adapter (an ID one below or above theirs), then one that
  * holds nothing (never used while the context has one), then the least recently used: llama.cpp
  * decodes a batch in one pass only over sequences whose IDs follow each other, and one
@@ -77,7 +78,12 @@ export class PromptCache {
     let bestShared = 0;
     for (const entry of this.idle) {
       const common = shared(entry);
-      if (common > bestShared) [best, bestShared] = [entry, common];
+      // Of sequences holding as much of the prompt (the same prompt sent by many), the one side by side.
+      const closer =
+        common === bestShared &&
+        best !== undefined &&
+        this.neighbours(entry.sequence, adapter) > this.neighbours(best.sequence, adapter);
+      if (common > bestShared || closer) [best, bestShared] = [entry, common];
     }
     if (!best || bestShared * 2 < Math.min(prompt.length, best.length)) {
       // The context's sequences are made as they are first needed (node-llama-cpp numbers them in order).

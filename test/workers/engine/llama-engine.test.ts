@@ -340,6 +340,22 @@ describe("LlamaEngine", () => {
     }
   });
 
+  it("gives requests of one prompt, which every idle sequence holds, sequences side by side", async () => {
+    const { observed, decodes, generate } = await observedContext(6);
+    try {
+      // As above, the least recently used are IDs 0, 2 and 4; every sequence holds the prompt.
+      await Promise.all([1, 30, 2, 30, 3, 30].map((tokens) => generate("Hob ", tokens)));
+      decodes.length = 0;
+      const texts = await Promise.all([0, 1, 2].map(() => generate("Hob ", 20)));
+      expect(texts).toEqual([0, 1, 2].map(() => greedyText("Hob ", 20)));
+      const steps = decodes.filter((d) => d.tokens === d.sequences && d.sequences === 3);
+      expect(steps.length).toBeGreaterThan(10);
+      expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+    } finally {
+      await observed.dispose();
+    }
+  });
+
   it("decodes a step in sequence ID order, whatever order its requests came in", async () => {
     const { observed, decodes, generate } = await observedContext(3);
     try {

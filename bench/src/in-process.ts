@@ -1,7 +1,6 @@
 import {
   getLlama,
   LlamaLogLevel,
-  type BatchItem,
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
@@ -15,7 +14,7 @@ import { loadBatchSampler, type SamplingBatches, samplingBatches } from "../../s
 import { vocabularySizeOf } from "../../src/workers/engine/llama-model.js";
 import { guardSampling } from "../../src/workers/engine/sampling-guard.js";
 import { driveSequence } from "../../src/workers/engine/sequence-driver.js";
-import { queuedSequenceIds, sequenceIdOf } from "../../src/workers/engine/sequence-ids.js";
+import { contextToBeIds, sequenceIdOf } from "../../src/workers/engine/sequence-ids.js";
 import { StepGang } from "../../src/workers/engine/step-gang.js";
 import { PassPlanner } from "../../src/workers/engine/pass-planner.js";
 import { usableCores } from "../../src/process/usable-cores.js";
@@ -91,8 +90,7 @@ export async function loadAsWorkers(
 ): Promise<{ model: LlamaModel; context: LlamaContext; planner: PassPlanner }> {
   const llama = await llamaInstance();
   const model = await llama.loadModel({ modelPath, gpuLayers: "auto" });
-  let made: LlamaContext | undefined;
-  const ids = (items: readonly BatchItem[]) => queuedSequenceIds(made, items);
+  const { ids, attach } = contextToBeIds();
   const planner = new PassPlanner();
   const context = await model.createContext({
     sequences: settings.sequences,
@@ -100,7 +98,7 @@ export async function loadAsWorkers(
     threads: settings.threads,
     batching: { itemPrioritizationStrategy: new StepGang().strategy({ ids, planner }) },
   });
-  made = context;
+  attach(context);
   return { model, context, planner };
 }
 
@@ -141,7 +139,7 @@ export class InProcessModel {
     guardSampling(context, batches);
     observeDecodes(context, (decode) => {
       countDecode(this.counted, decode);
-      if (decode.passes !== undefined) planner.record(decode.sequences, decode.passes, decode.ms);
+      planner.record(decode);
     });
     while (context.sequencesLeft > 0) this.free.push(context.getSequence());
   }

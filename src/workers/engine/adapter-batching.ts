@@ -53,8 +53,10 @@ export class AdapterBatching {
   constructor(private readonly loraSet: LoraSetGuard) {}
 
   /** Chooses a batch's decodes (StepGang's picker): those of the longest-waiting decode's adapter. */
-  readonly pick = (items: readonly BatchItem[]): readonly BatchItem[] => {
-    const ids = queuedSequenceIds(this.context, items);
+  readonly pick = (
+    items: readonly BatchItem[],
+    ids: readonly number[] = queuedSequenceIds(this.context, items),
+  ): readonly BatchItem[] => {
     const adapterOf = (i: number) => this.bySequence.get(ids[i]!);
     const chosen = adapterOf(0);
     this.next = chosen;

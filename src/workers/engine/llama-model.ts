@@ -1,9 +1,7 @@
 import {
   LlamaText,
   resolveChatWrapper,
-  type BatchItem,
   type ChatWrapper,
-  type LlamaContext,
   type LlamaEmbeddingContext,
   type LlamaModel,
   type LlamaTextJSON,
@@ -38,7 +36,7 @@ import { SampleHooks } from "./sample-hooks.js";
 import { guardSampling } from "./sampling-guard.js";
 import { type BatchSampler, type SamplingBatches, samplingBatches } from "./batch-sampler.js";
 import { StepGang } from "./step-gang.js";
-import { queuedSequenceIds } from "./sequence-ids.js";
+import { contextToBeIds } from "./sequence-ids.js";
 import { PassPlanner } from "./pass-planner.js";
 import { checkTokenIds } from "./vocabulary-check.js";
 
@@ -144,9 +142,7 @@ export class LlamaEngineModel implements EngineModel {
     const batching = options.adapters ? new AdapterBatching(this.loraSet) : undefined;
     const gang = new StepGang();
     const planner = options.arrangeSteps === "together" ? undefined : new PassPlanner();
-    // The strategy runs only once decodes are queued, by then on the context made here.
-    let made: LlamaContext | undefined;
-    const ids = (items: readonly BatchItem[]) => queuedSequenceIds(made, items);
+    const { ids, attach } = contextToBeIds();
     const context = await this.loraSet.reading(() =>
       this.model.createContext({
         sequences: options.sequences,
@@ -155,7 +151,7 @@ export class LlamaEngineModel implements EngineModel {
         batching: { itemPrioritizationStrategy: gang.strategy({ pick: batching?.pick, ids, planner }) },
       }),
     );
-    made = context;
+    attach(context);
     // First the views (a logprob request's two samplings), then serializing: both go in one turn.
     enableProbabilityViews(context, this.model);
     guardSampling(context, this.samplingBatches());
@@ -167,7 +163,7 @@ export class LlamaEngineModel implements EngineModel {
     }
     const { onDecode } = options;
     observeDecodes(context, (sample) => {
-      if (sample.passes !== undefined) planner?.record(sample.sequences, sample.passes, sample.ms);
+      planner?.record(sample);
       onDecode?.(sample);
     });
     const fresh = () => (context.sequencesLeft > 0 ? context.getSequence() : undefined);

@@ -1,3 +1,5 @@
+import type { DecodeSample } from "./engine.js";
+
 /**
  * How a generation step of n sequences goes to llama.cpp: in one pass (their IDs in order), or a
  * pass each (in reverse order, sequence-ids.ts). One pass reads the weights once for all n, which
@@ -68,11 +70,12 @@ export class PassPlanner {
   }
 
   /**
-   * A generation step's decode: `passes` 1 counts for one pass, `passes` equal to its sequences
-   * for a pass each; any other (IDs apart in the batch) is neither, and is left out.
+   * A decode of the context: a generation step's, with `passes` 1, counts for one pass, and with
+   * `passes` equal to its sequences for a pass each; any other (IDs apart in the batch), and a
+   * decode that is no step, is left out.
    */
-  record(sequences: number, passes: number, ms: number): void {
-    if (sequences < 2) return;
+  record({ sequences, passes, ms }: Pick<DecodeSample, "sequences" | "passes" | "ms">): void {
+    if (sequences < 2 || passes === undefined) return;
     const arrangement: Arrangement | undefined = passes === 1 ? "together" : passes === sequences ? "apart" : undefined;
     if (!arrangement) return;
     const state = this.stateOf(sequences);

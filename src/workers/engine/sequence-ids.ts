@@ -42,6 +42,23 @@ export function queuedSequenceIds(context: LlamaContext | undefined, items: read
 }
 
 /**
+ * Sequence IDs for the batch strategy of a context not made yet (the strategy goes into its
+ * options): `ids` reads them once decodes are queued, by then from the context given to `attach`.
+ */
+export function contextToBeIds(): {
+  ids: (items: readonly BatchItem[]) => number[];
+  attach: (context: LlamaContext) => void;
+} {
+  let made: LlamaContext | undefined;
+  return {
+    ids: (items) => queuedSequenceIds(made, items),
+    attach: (context) => {
+      made = context;
+    },
+  };
+}
+
+/**
  * How many passes llama.cpp makes over a generation step (one token per sequence) whose
  * sequences the batch holds in `order`: each pass starts at the first sequence not yet decoded
  * and takes, reading on through the batch, each one whose ID is one more than the last taken

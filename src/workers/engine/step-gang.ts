@@ -1,8 +1,11 @@
 import type { BatchItem, EvaluationPriority, PrioritizedBatchItem } from "node-llama-cpp";
 import type { PassPlanner } from "./pass-planner.js";
 
-/** Picks what a batch holds from the queued decodes (all of them, or one adapter's). */
-export type BatchPicker = (items: readonly BatchItem[]) => readonly BatchItem[];
+/**
+ * Picks what a batch holds from the queued decodes (all of them, or one adapter's); `ids`, their
+ * sequence IDs by position, where the strategy reads them.
+ */
+export type BatchPicker = (items: readonly BatchItem[], ids?: readonly number[]) => readonly BatchItem[];
 
 /** The sequence ID of each queued decode, by position (sequence-ids.ts's queuedSequenceIds, for the context). */
 export type QueuedIds = (items: readonly BatchItem[]) => readonly number[];
@@ -71,7 +74,11 @@ export class StepGang {
    */
   strategy({ pick = (items) => items, ids, planner }: StrategyOptions = {}) {
     return ({ items, size }: { items: readonly BatchItem[]; size: number }): PrioritizedBatchItem[] => {
-      const express = !this.expressWent && items.some(isExpressPrompt) ? pick(items).filter(isExpressPrompt) : [];
+      // Read once a batch, for the picker and the order, and not for an empty batch.
+      let read: readonly number[] | undefined;
+      const queued = () => (read ??= ids?.(items));
+      const express =
+        !this.expressWent && items.some(isExpressPrompt) ? pick(items, queued()).filter(isExpressPrompt) : [];
       if (express.length > 0) {
         this.expressWent = true;
         return express.map((item) => ({ item, processAmount: item.tokens.length }));
@@ -82,7 +89,7 @@ export class StepGang {
       }
       this.spins = 0;
       this.expressWent = false;
-      const picked = pick(items);
+      const picked = pick(items, queued());
       // Generation steps (one token each) first, so that a long prompt never holds them back.
       const steps = picked.filter((item) => item.tokens.length === 1).slice(0, size);
       const batch: PrioritizedBatchItem[] = steps.map((item) => ({ item, processAmount: 1 }));
@@ -94,11 +101,11 @@ export class StepGang {
         batch.push({ item, processAmount });
         room -= processAmount;
       }
-      if (!ids) return batch;
-      const queued = ids(items);
-      const idOf = new Map(items.map((item, i) => [item, queued[i]!]));
-      const order = batch.length === steps.length && planner?.arrange(steps.length) === "apart" ? -1 : 1;
-      return batch.sort((a, b) => order * (idOf.get(a.item)! - idOf.get(b.item)!));
+      const order = queued();
+      if (!order) return batch;
+      const idOf = new Map(items.map((item, i) => [item, order[i]!]));
+      const sign = batch.length === steps.length && planner?.arrange(steps.length) === "apart" ? -1 : 1;
+      return batch.sort((a, b) => sign * (idOf.get(a.item)! - idOf.get(b.item)!));
     };
   }
 }

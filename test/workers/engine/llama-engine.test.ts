@@ -321,19 +321,34 @@ describe("LlamaEngine", () => {
     return { observed, decodes, generate };
   }
 
+  /**
+   * Six requests on a context of six sequences, `prompt(i)` each, those on IDs 0, 2 and 4 ending
+   * first: the least recently used sequences are every other one.
+   */
+  const leaveEveryOtherIdlest = (
+    generate: (prompt: string, maxTokens: number) => Promise<string>,
+    prompt: (i: number) => string,
+  ) => Promise.all([1, 30, 2, 30, 3, 30].map((tokens, i) => generate(prompt(i), tokens)));
+
+  /** The steps of `sequences` sequences among `decodes`: many, and each in one pass. */
+  function expectOnePassSteps(decodes: DecodeSample[], sequences: number) {
+    const steps = decodes.filter((d) => d.tokens === d.sequences && d.sequences === sequences);
+    expect(steps.length).toBeGreaterThan(10);
+    expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+  }
+
   it("gives concurrent requests sequences side by side, and decodes each step in one pass", async () => {
     const { observed, decodes, generate } = await observedContext(6);
     try {
-      // Six requests make the six sequences; those of the first, third and fifth end first, so the
-      // least recently used sequences are every other one (IDs 0, 2 and 4).
-      await Promise.all([1, 30, 2, 30, 3, 30].map((tokens, i) => generate(`${"abcdef"[i]} `, tokens)));
+      // Six requests make the six sequences, leaving IDs 0, 2 and 4 the least recently used.
+      await leaveEveryOtherIdlest(generate, (i) => `${"abcdef"[i]} `);
       decodes.length = 0;
       // Three prompts that share nothing with what the sequences hold: apart, each step took three passes.
       const prompts = ["Kettle ", "Ember ", "Tinder "];
       const texts = await Promise.all(prompts.map((p) => generate(p, 20)));
       expect(texts).toEqual(prompts.map((p) => greedyText(p, 20)));
+      expectOnePassSteps(decodes, 3);
       const steps = decodes.filter((d) => d.tokens === d.sequences);
-      expect(steps.filter((d) => d.sequences === 3).length).toBeGreaterThan(10);
       expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
     } finally {
       await observed.dispose();
@@ -344,13 +359,11 @@ describe("LlamaEngine", () => {
     const { observed, decodes, generate } = await observedContext(6);
     try {
       // As above, the least recently used are IDs 0, 2 and 4; every sequence holds the prompt.
-      await Promise.all([1, 30, 2, 30, 3, 30].map((tokens) => generate("Hob ", tokens)));
+      await leaveEveryOtherIdlest(generate, () => "Hob ");
       decodes.length = 0;
       const texts = await Promise.all([0, 1, 2].map(() => generate("Hob ", 20)));
       expect(texts).toEqual([0, 1, 2].map(() => greedyText("Hob ", 20)));
-      const steps = decodes.filter((d) => d.tokens === d.sequences && d.sequences === 3);
-      expect(steps.length).toBeGreaterThan(10);
-      expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+      expectOnePassSteps(decodes, 3);
     } finally {
       await observed.dispose();
     }
@@ -367,9 +380,7 @@ describe("LlamaEngine", () => {
       const next = [...prompts].reverse().map((p) => `${p}and more `);
       const texts = await Promise.all(next.map((p) => generate(p, 20)));
       expect(texts).toEqual(next.map((p) => greedyText(p, 20)));
-      const steps = decodes.filter((d) => d.tokens === d.sequences && d.sequences === 3);
-      expect(steps.length).toBeGreaterThan(10);
-      expect(steps.map((d) => d.passes)).toEqual(steps.map(() => 1));
+      expectOnePassSteps(decodes, 3);
     } finally {
       await observed.dispose();
     }

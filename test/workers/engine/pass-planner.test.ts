@@ -7,7 +7,7 @@ function drive(planner: PassPlanner, n: number, steps: number, cost: (a: Arrange
   for (let i = 0; i < steps; i++) {
     const a = planner.arrange(n);
     chosen.push(a);
-    planner.record(n, a === "together" ? 1 : n, cost(a));
+    planner.record({ sequences: n, passes: a === "together" ? 1 : n, ms: cost(a) });
   }
   return chosen;
 }
@@ -70,8 +70,8 @@ describe("PassPlanner", () => {
 
   it("leaves out steps split by IDs apart: neither one pass nor a pass each", () => {
     const planner = new PassPlanner();
-    for (let i = 0; i < 3; i++) planner.record(4, 1, 40);
-    for (let i = 0; i < 20; i++) planner.record(4, 2, 1);
+    for (let i = 0; i < 3; i++) planner.record({ sequences: 4, passes: 1, ms: 40 });
+    for (let i = 0; i < 20; i++) planner.record({ sequences: 4, passes: 2, ms: 1 });
     expect(planner.arrange(4)).toBe("apart");
   });
 });

@@ -4,15 +4,15 @@ import { loadConfig } from "./config.js";
 import { createLogger } from "./logger.js";
 import { ensureDemoModels } from "./models/factory/ensure-demo-models.js";
 import { answers, startLocalRedis } from "./process/local-redis.js";
-import { announceWhenReady } from "./process/ready-announcement.js";
+import { announceWhenReady, listeningPort } from "./process/ready-announcement.js";
 
 /**
  * `npm start`: Hearth on one machine. Makes sure Redis answers (starting a local
  * redis-server when REDIS_URL is unset and none runs), builds the demo models if
  * absent, then runs the API and one worker as child processes until stopped. It stops
  * them in order: the API first (it takes no new request and lets its streams finish),
- * then the worker (its jobs finish), then the Redis both were using. Once the API answers
- * and a worker is ready, it prints one line with the address and where the admin key is.
+ * then the worker (its jobs finish), then the Redis both were using. Once the API says it
+ * listens and a worker is ready, it prints one line with the address and where the admin key is.
  */
 const config = loadConfig(process.env);
 const log = createLogger(config.logLevel, "hearth");
@@ -87,6 +87,11 @@ for (const [role, entry] of [
       void stopAll(code || 1);
     }
   });
+  if (role === "api") {
+    child.on("message", (message) => {
+      const port = listeningPort(message);
+      if (port !== undefined) void announceWhenReady({ ...config, port }, log, { signal: announcing.signal });
+    });
+  }
   children.set(role, child);
 }
-void announceWhenReady(config, log, { signal: announcing.signal });

@@ -249,8 +249,23 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   );
   batchRunner.start();
 
+  /** What close() ends after the HTTP server, in order; also what a failed listen gives back. */
+  const closeServices = async () => {
+    hub.close();
+    inFlight.close();
+    await reconciler.close();
+    await control.close();
+    await usageMeter?.close();
+    await usageRollup?.close();
+    await templates.close();
+    await queues.close();
+    redis.disconnect();
+    subscriber.disconnect();
+    await database.close();
+  };
+
   let draining = false;
-  const server = await new Promise<ServerType>((resolve) => {
+  const server = await new Promise<ServerType>((resolve, reject) => {
     // A request's headers must be in within HEARTH_BODY_TIMEOUT_MS too (its body's deadline is
     // app.ts's), checked every second rather than Node's default 30 s; a late one gets a 408.
     // An idle kept-alive connection is the client's to close: a server that closes it first
@@ -262,8 +277,16 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       connectionsCheckingInterval: 1_000,
       keepAliveTimeout: KEEP_ALIVE_MS,
     };
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions }, () => {
+      s.off("error", reject);
+      resolve(s);
+    });
+    s.once("error", reject);
     answerClientErrors(s);
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    await batchRunner.close();
+    await closeServices();
+    throw new Error(listenFailure(error, config));
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
@@ -288,17 +311,22 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       }, graceMs);
       await closed;
       clearTimeout(grace);
-      hub.close();
-      inFlight.close();
-      await reconciler.close();
-      await control.close();
-      await usageMeter?.close();
-      await usageRollup?.close();
-      await templates.close();
-      await queues.close();
-      redis.disconnect();
-      subscriber.disconnect();
-      await database.close();
+      await closeServices();
     },
   };
+}
+
+/** Why the API cannot listen where it was told to, and what to set instead. */
+function listenFailure(error: NodeJS.ErrnoException, config: Pick<Config, "host" | "port">): string {
+  const at = `${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  switch (error.code) {
+    case "EADDRINUSE":
+      return `Cannot listen on ${at}: another process already listens there. Stop it, or set PORT to a free port.`;
+    case "EACCES":
+      return `Cannot listen on ${at}: this user may not open port ${config.port}. Set PORT to one above 1023.`;
+    case "EADDRNOTAVAIL":
+      return `Cannot listen on ${at}: ${config.host} is not an address of this machine. Set HOST to one that is (0.0.0.0 for all).`;
+    default:
+      return `Cannot listen on ${at}: ${error.message}`;
+  }
 }

@@ -4,7 +4,11 @@ import type { VariableSpec } from "./spec.js";
 
 /** What a newcomer sets first: where the API listens, where data lives, which Redis and PostgreSQL. */
 export const essentials = {
-  PORT: { schema: int(0, 65535), default: "8080", description: "Port the API listens on." },
+  PORT: {
+    schema: int(0, 65535),
+    default: "8080",
+    description: "Port the API listens on; 0: a free one, which npm start's ready line names.",
+  },
   HOST: {
     schema: z.string().min(1),
     default: "127.0.0.1",

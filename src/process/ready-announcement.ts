@@ -5,10 +5,30 @@ import type { Config } from "../config.js";
 import type { Logger } from "../logger.js";
 
 /**
- * `npm start`'s last word: one line, once the API answers and a worker is ready (its /readyz
- * says 200), naming the address to open and where the admin key is. Printed on stdout, outside
- * the logger: it is for the person who started Hearth, on every start.
+ * `npm start`'s last word: one line, once its own API listens (it says so over the IPC channel)
+ * and a worker is ready (its /readyz says 200), naming the address to open and where the admin
+ * key is. Printed on stdout, outside the logger: it is for the person who started Hearth, on
+ * every start. Not before the API says it listens: until then, whatever answers on the port is
+ * someone else's (another Hearth, started twice).
  */
+
+/** What the API, started by `npm start`, sends it once it listens. */
+interface ApiListening {
+  hearth: "api-listening";
+  port: number;
+}
+
+/** The API's word to the supervisor, if it has one, that it listens on `port`. */
+export function tellSupervisorListening(port: number): void {
+  const message: ApiListening = { hearth: "api-listening", port };
+  process.send?.(message);
+}
+
+/** The port in an API's "listening" message; undefined for any other message. */
+export function listeningPort(message: unknown): number | undefined {
+  const m = message as Partial<ApiListening> | null;
+  return m?.hearth === "api-listening" && typeof m.port === "number" ? m.port : undefined;
+}
 
 /** Where a person on this machine reaches the API: its address, or loopback when it listens on every interface. */
 export function localUrl(config: Pick<Config, "host" | "port">): string {
@@ -59,15 +79,14 @@ export interface AnnounceOptions {
 }
 
 /**
- * Asks the API's /readyz until it says ready, then prints the ready line once. Nothing when
- * the port is 0 (the API picks one, unknown here) or `signal` ends the wait first.
+ * Asks the API's /readyz (at `config.port`, where the API said it listens) until it says ready,
+ * then prints the ready line once. Nothing when `signal` ends the wait first.
  */
 export async function announceWhenReady(
   config: Pick<Config, "host" | "port" | "adminKey" | "dataDir">,
   log: Logger,
   options: AnnounceOptions = {},
 ): Promise<void> {
-  if (config.port === 0) return;
   const {
     print = (line) => void process.stdout.write(`${line}\n`),
     intervalMs = 250,

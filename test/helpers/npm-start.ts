@@ -28,15 +28,15 @@ export interface StartedHearth {
 /**
  * Starts it on a free port with a fresh Redis prefix and data directory (or `dataDir`, which
  * its owner removes), in this repository or the copy of it at `cwd`, and waits until it is
- * ready. Its processes form one group: close() stops them all.
+ * ready (unless `waitUntilReady` is false). Its processes form one group: close() stops them all.
  */
 export async function startNpmStart(
   env: Record<string, string> = {},
-  options: { dataDir?: string; cwd?: string } = {},
+  options: { dataDir?: string; cwd?: string; port?: number; waitUntilReady?: boolean } = {},
 ): Promise<StartedHearth> {
   const cwd = options.cwd ?? root;
   const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), "hearth-start-")));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const prefix = `hearth-start-${crypto.randomBytes(4).toString("hex")}`;
   const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
   let output = "";
@@ -73,8 +73,9 @@ export async function startNpmStart(
       await deleteRedisKeys(redisUrl, `${prefix}:*`);
     },
   };
+  if (options.waitUntilReady === false) return started;
   try {
-    started.outputBeforeReady = await waitUntilReady(`http://127.0.0.1:${port}/readyz`, 90_000, () => output);
+    started.outputBeforeReady = await waitUntilReady(`http://127.0.0.1:${port}`, 90_000, () => output);
   } catch (error) {
     await started.close();
     throw error;
@@ -99,17 +100,24 @@ async function stopGroup(child: ChildProcess): Promise<void> {
   }
 }
 
-/** Resolves, once /readyz says 200, to the output as it was before the last answer that was not. */
+/**
+ * Resolves, once /readyz at `url` says 200 and Hearth has printed its ready line for `url` (so
+ * that it is this Hearth that answers), to the output as it was before the last answer that was not.
+ */
 async function waitUntilReady(url: string, timeoutMs: number, log: () => string): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   let beforeNotReady = "";
   while (Date.now() < deadline) {
     const before = log();
-    const ok = await fetch(url).then(
+    const ok = await fetch(`${url}/readyz`).then(
       (r) => r.ok,
       () => false,
     );
-    if (ok) return beforeNotReady;
+    if (ok && log().includes(`Hearth is ready: ${url} `)) return beforeNotReady;
+    if (ok) {
+      await new Promise((r) => setTimeout(r, 250));
+      continue;
+    }
     beforeNotReady = before;
     await new Promise((r) => setTimeout(r, 250));
   }

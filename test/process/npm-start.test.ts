@@ -1,11 +1,13 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
+import http from "node:http";
 import path from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.js";
 import { eventually } from "../helpers/eventually.js";
+import { freePort } from "../helpers/net.js";
 import { startNpmStart, type StartedHearth } from "../helpers/npm-start.js";
 import { greedyText } from "../helpers/oracle.js";
 import { readSse, textOf, type SseEvent } from "../helpers/sse.js";
@@ -235,16 +237,21 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
     expect(output().indexOf("stopped: worker")).toBeGreaterThan(api);
   }, 60_000);
 
-  it("says where the key is again on a second start; its services stop when it is killed", async () => {
+  it("says where the key is again on a second start, on the port it was given (0: a free one); its services stop when it is killed", async () => {
     expect(child.exitCode).toBe(0); // the first start stopped in the test above
     expect(count(output(), "Hearth is ready")).toBe(1);
-    const again = await startNpmStart({}, { dataDir });
+    const again = await startNpmStart({}, { dataDir, port: 0, waitUntilReady: false });
     try {
       const keyFile = path.join(dataDir, "admin-api-key");
-      const url = `http://127.0.0.1:${again.port}`;
+      const url = await eventually(async () => {
+        const named = /Hearth is ready: (http:\/\/127\.0\.0\.1:(\d+)) /.exec(again.output());
+        expect(named).not.toBeNull();
+        expect(Number(named![2])).toBeGreaterThan(0);
+        return named![1];
+      }, 90_000);
       const line = `Hearth is ready: ${url} — sign in with the key in ${keyFile} (npx hearth signin --server ${url} < ${keyFile})`;
-      await eventually(async () => expect(again.output()).toContain(line));
-      expect(again.outputBeforeReady).not.toContain("Hearth is ready");
+      expect(again.output()).toContain(line);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
       expect(count(again.output(), "Hearth is ready")).toBe(1);
       // Nothing to build and no key to create this time; the line is all that says where the key is.
       expect(again.output()).not.toContain("building the demo models");
@@ -261,6 +268,28 @@ describe("npm start (supervisor, API and worker as child processes)", () => {
       await again.close();
     }
   }, 120_000);
+
+  it("on a port another server holds, even one whose /readyz says 200, says so and stops, with no ready line", async () => {
+    const impostor = http.createServer((_request, response) => response.end("ready"));
+    const taken = await freePort();
+    await new Promise<void>((resolve) => impostor.listen(taken, "127.0.0.1", resolve));
+    const hearth = await startNpmStart({}, { dataDir, port: taken, waitUntilReady: false });
+    try {
+      const code = await new Promise((resolve) => {
+        if (hearth.child.exitCode !== null) resolve(hearth.child.exitCode);
+        hearth.child.once("exit", resolve);
+      });
+      expect(code).toBe(1);
+      expect(hearth.output()).toContain(
+        `Cannot listen on 127.0.0.1:${taken}: another process already listens there. Stop it, or set PORT to a free port.`,
+      );
+      expect(hearth.output()).not.toContain("Hearth is ready");
+      expect(hearth.output()).not.toContain("Unhandled 'error' event");
+    } finally {
+      await hearth.close();
+      impostor.close();
+    }
+  }, 90_000);
 });
 
 /** The processes whose parent is `pid`. */

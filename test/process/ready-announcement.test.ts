@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { adminKeySource, localUrl, readyLine } from "../../src/process/ready-announcement.js";
+import { adminKeySource, listeningPort, localUrl, readyLine } from "../../src/process/ready-announcement.js";
 
 describe("the ready line", () => {
   it("names the address a person opens: loopback when Hearth listens on every interface", () => {
@@ -10,6 +10,13 @@ describe("the ready line", () => {
     expect(localUrl({ host: "0.0.0.0", port: 9000 })).toBe("http://127.0.0.1:9000");
     expect(localUrl({ host: "::", port: 9000 })).toBe("http://[::1]:9000");
     expect(localUrl({ host: "10.1.2.3", port: 80 })).toBe("http://10.1.2.3:80");
+  });
+
+  it("is asked for at the port the API's own message names, and no other message's", () => {
+    expect(listeningPort({ hearth: "api-listening", port: 8080 })).toBe(8080);
+    for (const other of [{ hearth: "api-listening", port: "8080" }, { hearth: "other", port: 1 }, null, "8080", 8080]) {
+      expect(listeningPort(other)).toBeUndefined();
+    }
   });
 
   it("says where the key is: the file, HEARTH_ADMIN_KEY, or that the file is gone", async () => {

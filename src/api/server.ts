@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
-import type { AddressInfo } from "node:net";
-import { serve, type ServerType } from "@hono/node-server";
 import type { Config } from "../config.js";
 import { bootstrapDatabase } from "../auth/bootstrap.js";
 import { openDatabase, type Database } from "../db/client.js";
@@ -22,7 +20,7 @@ import { InferenceClient } from "../requests/inference-client.js";
 import { ModelChanges } from "../jobs/model-changes.js";
 import { ReplyHub } from "../requests/reply-hub.js";
 import { createApp } from "./app.js";
-import { answerClientErrors } from "./client-errors.js";
+import { listenHttp } from "./http-listener.js";
 import { registerOperatorModels } from "./register-models.js";
 import { ImageGeneration } from "./services/image-generation.js";
 import { ModelResolver } from "./services/model-resolver.js";
@@ -57,9 +55,6 @@ import { AddonUploads } from "./services/addon-uploads.js";
 import { RedisMutex } from "../redis/redis-mutex.js";
 import { ApiKeyAuthenticator } from "../auth/api-key-authenticator.js";
 import { ModelDeletion } from "./services/model-deletion.js";
-
-/** How long an idle kept-alive connection stays open (announced in its `Keep-Alive` header). */
-const KEEP_ALIVE_MS = 65_000;
 
 export interface RunningApi {
   url: string;
@@ -265,31 +260,11 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
   };
 
   let draining = false;
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    // A request's headers must be in within HEARTH_BODY_TIMEOUT_MS too (its body's deadline is
-    // app.ts's), checked every second rather than Node's default 30 s; a late one gets a 408.
-    // An idle kept-alive connection is the client's to close: a server that closes it first
-    // races the client's next request on it, which then fails with ECONNRESET (Node's default
-    // 5 s did, for a client whose event loop was busy 5 s). Clients close theirs sooner (undici
-    // 2 s before the timeout the server announces), and so do proxies (commonly 60 s).
-    const serverOptions = {
-      headersTimeout: config.bodyTimeoutMs,
-      connectionsCheckingInterval: 1_000,
-      keepAliveTimeout: KEEP_ALIVE_MS,
-    };
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions }, () => {
-      s.off("error", reject);
-      resolve(s);
-    });
-    s.once("error", reject);
-    answerClientErrors(s);
-  }).catch(async (error: NodeJS.ErrnoException) => {
+  const { server, port, url } = await listenHttp(app.fetch, config).catch(async (error: unknown) => {
     await batchRunner.close();
     await closeServices();
-    throw new Error(listenFailure(error, config));
+    throw error;
   });
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   log.info("API listening", { url });
 
   return {
@@ -314,19 +289,4 @@ export async function startApi(config: Config, log: Logger, options: StartApiOpt
       await closeServices();
     },
   };
-}
-
-/** Why the API cannot listen where it was told to, and what to set instead. */
-function listenFailure(error: NodeJS.ErrnoException, config: Pick<Config, "host" | "port">): string {
-  const at = `${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
-  switch (error.code) {
-    case "EADDRINUSE":
-      return `Cannot listen on ${at}: another process already listens there. Stop it, or set PORT to a free port.`;
-    case "EACCES":
-      return `Cannot listen on ${at}: this user may not open port ${config.port}. Set PORT to one above 1023.`;
-    case "EADDRNOTAVAIL":
-      return `Cannot listen on ${at}: ${config.host} is not an address of this machine. Set HOST to one that is (0.0.0.0 for all).`;
-    default:
-      return `Cannot listen on ${at}: ${error.message}`;
-  }
 }

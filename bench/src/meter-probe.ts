@@ -40,17 +40,18 @@ export const add = (a: MeterCounters, b: MeterCounters): MeterCounters => ({
 /** The longest the bench waits for a meter to empty the usage log. */
 const DRAIN_WAIT_MS = 10_000;
 
-/** What the meter alone costs, and what appending a record costs its appender. */
+/** What the meter alone costs, and what appending a request's record costs its appenders. */
 export interface MeterAlone {
+  /** Requests whose record was appended, each twice (as a text answer's is). */
   records: number;
   /** From the first append to the log found empty. */
   seconds: number;
   /** The API's CPU seconds over that time, and what it uses idle over as long. */
   apiCpuS: number;
   idleCpuS: number;
-  /** The meter's CPU per record written: the API's CPU less its idle rate's. */
+  /** The meter's CPU per request's record written (read twice): the API's CPU less its idle rate's. */
   meterMsPerRecord: number;
-  /** The bench's CPU per record appended, as a worker appends them (appendUsage). */
+  /** The bench's CPU per request for its two appends (appendUsage), as its API process and worker make them. */
   appendMsPerRecord: number;
 }
 
@@ -86,8 +87,9 @@ export class UsageLog {
 
   /**
    * The meter alone, on a Hearth with nothing else to do: `count` records of a made-up account
-   * appended at once (the meter takes them 500 to a write), the API's CPU time until the log is
-   * empty, less its idle use over as long (measured just before, for `idleMs`).
+   * appended at once, each twice in a row as the API process relaying a text answer and its
+   * worker append it (docs/usage.md; the meter takes 500 entries to a write), the API's CPU time
+   * until the log is empty, less its idle use over as long (measured just before, for `idleMs`).
    */
   async meterAlone(count: number, model: string, idleMs = 1_000): Promise<MeterAlone> {
     const pid = this.cluster.apiPid;
@@ -101,7 +103,7 @@ export class UsageLog {
     const api0 = await cpuSeconds(pid);
     const started = performance.now();
     const own = process.cpuUsage();
-    await Promise.all(records.map((r) => appendUsage(this.redis, this.cluster.prefix, r)));
+    await Promise.all(records.flatMap((r) => [r, r]).map((r) => appendUsage(this.redis, this.cluster.prefix, r)));
     const appended = process.cpuUsage(own);
     await this.drained();
     const seconds = (performance.now() - started) / 1000;

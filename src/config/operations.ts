@@ -21,7 +21,8 @@ export const operations = {
   HEARTH_USAGE_METERING: {
     schema: bool,
     default: "true",
-    description: "Usage metering (docs/usage.md): a record per request in the database. false: none are made.",
+    description:
+      "Usage metering (docs/usage.md): a record per request in the database. The API processes' setting; false: none.",
   },
   HEARTH_PRICES: {
     schema: optionalString.pipe(parsedBy(parsePrices).optional()),

@@ -6,7 +6,7 @@ import { insertUsageRecords } from "../db/queries/usage.js";
 import type { UsageRecord } from "../domain/usage.js";
 import type { Logger } from "../logger.js";
 import type { RedisClient } from "../redis/connection.js";
-import { readUsageEntry, usageLogKey } from "../requests/usage-log.js";
+import { readUsageEntry, usageEntryRequest, usageLogKey } from "../requests/usage-log.js";
 
 export interface UsageMeterOptions {
   prefix: string;
@@ -162,9 +162,11 @@ export class UsageMeter {
   private async write(entries: readonly StreamEntry[]) {
     const records = new Map<string, UsageRecord>();
     for (const [id, fields] of entries) {
+      // A request's first record counts, as in the database: a later one is not even parsed.
+      const named = usageEntryRequest(fields ?? []);
+      if (named !== undefined && records.has(named)) continue;
       const record = readUsageEntry(fields ?? []);
       if (!record) this.log.warn("dropped an entry of the usage log that is not a usage record", { id });
-      // A request's first record counts, as in the database.
       else if (!records.has(record.requestId)) records.set(record.requestId, record);
     }
     await this.insert([...records.values()]);

@@ -252,6 +252,8 @@ export class InferenceClient {
     let lastSeq = 0;
     let firstTokenAt: number | undefined;
     let generation: { completionTokens: number; ms: number } | undefined;
+    /** The answer's usage record, appended as its done came (RelayedUsage.answered). */
+    let appended: Promise<void> | undefined;
     observer?.waiting(model);
     // Until the first event, check every queue timeout that a worker has the job.
     let deadline: NodeJS.Timeout | undefined;
@@ -299,6 +301,9 @@ export class InferenceClient {
           }
         }
         relayed.relayed(event);
+        // In the usage log before the request ends: the batch's result, or the client's answer, then implies its record.
+        if (event.type === "done")
+          appended = relayed.answered(event, this.redis, this.options.redisPrefix, this.options.log);
         yield event;
         if (finished) return;
       }
@@ -313,11 +318,7 @@ export class InferenceClient {
       signal.removeEventListener("abort", onAbort);
       inbox.close();
       if (progress.workerLost) void relayed.workerDied(this.redis, this.options.redisPrefix, this.options.log);
-      else if (finished && !failed && relayed.answered) {
-        this.liveness.watchMetered(f.requestId, () => {
-          void relayed.answeredUnmetered(this.redis, this.options.redisPrefix, this.options.log);
-        });
-      }
+      await appended;
       if (!finished) {
         if (f.resumable && signal.aborted) this.withdrawals.later(f);
         else await this.withdrawals.now(f);

@@ -3,7 +3,7 @@ import type { Queue } from "bullmq";
 import type { RedisClient } from "../redis/connection.js";
 import { LeaseChecks } from "./lease-checks.js";
 import type { EventInbox } from "./reply-hub.js";
-import { LEASE_CHECK_MS, LEASE_TTL_MS, leaseKey, meteredKey } from "./stream.js";
+import { LEASE_CHECK_MS, LEASE_TTL_MS, leaseKey } from "./stream.js";
 
 /** A request the API follows: its job's ID and queue (which may change: a placed job moves), and where its events go. */
 export interface FollowedJob {
@@ -27,13 +27,6 @@ export type JobLivenessOptions = Pick<
 >;
 
 const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
-
-/**
- * How long after a request's done its API process watches for the worker's record: the worker
- * appends within 5 s (usage-log.ts) and releases its lease; one that died lets it lapse within
- * a lease's TTL. A worker still holding its lease after that is alive, and appends on its own.
- */
-const METERED_WATCH_MS = 10_000;
 
 /** The key of BullMQ's lock on a job, there from the moment a worker moves the job to active until it ends it. */
 const jobLockKey = (queue: Queue, jobId: string) => queue.toKey(`${jobId}:lock`);
@@ -149,29 +142,5 @@ export class JobLiveness {
       },
     );
     return stop;
-  }
-
-  /**
-   * After a request's `done` came: calls `onUnmetered` if its worker died before appending the
-   * usage record, which is when its lease is gone without the mark the worker sets as it
-   * releases the lease after appending (stream.ts, meteredKey). The two are read in that order
-   * in one round trip, and the worker's release sets the one and deletes the other at once, so
-   * a lease read as gone with no mark read after it lapsed. A worker that appended but died
-   * before the mark makes the record appended twice, which counts once.
-   */
-  watchMetered(requestId: string, onUnmetered: () => void): void {
-    const { redisPrefix } = this.options;
-    const keys = [leaseKey(redisPrefix, requestId), meteredKey(redisPrefix, requestId)];
-    const since = Date.now();
-    const stop = this.checks.watch(
-      () => keys,
-      ([held, marked]) => {
-        if (marked === 1 || Date.now() - since > METERED_WATCH_MS) return stop();
-        if (held === 0 && marked === 0) {
-          stop();
-          onUnmetered();
-        }
-      },
-    );
   }
 }

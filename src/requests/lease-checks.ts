@@ -35,7 +35,7 @@ export class LeaseChecks {
   watch(keys: () => string[], onCheck: (found: LeaseCheck[]) => void): () => void {
     const watcher = { keys, onCheck };
     this.watchers.add(watcher);
-    // Unreferenced: what is watched after a request ended (job-liveness.ts, watchMetered) must not keep a process from exiting.
+    // Unreferenced: the checks must not keep a process from exiting.
     this.timer ??= setInterval(() => void this.check(), this.periodMs).unref();
     return () => {
       this.watchers.delete(watcher);

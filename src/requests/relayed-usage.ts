@@ -11,15 +11,15 @@ export interface Metering {
 }
 
 /**
- * What an API process relayed of a request, for its usage record when its worker dies: the
- * worker, which appends every other request's record, is gone, and the usage on the last event
- * of text relayed is what its client was sent (docs/usage.md, "Cut short"). A worker that dies
- * after its `done` came but before it appended its record leaves the answer's usage to record.
+ * What an API process relayed of a request, for the usage records it appends: the answer's,
+ * as its `done` comes (the worker appends the same record after publishing it, and the one the
+ * log held first counts), so that an answer passed on is in the usage log whatever dies next;
+ * and, when its worker dies, the usage on the last event of text relayed, which is what its
+ * client was sent (docs/usage.md, "Who writes the record").
  */
 export class RelayedUsage {
   private sent: Usage | undefined;
   private startedAt: number | undefined;
-  private done: { usage: Usage; at: number } | undefined;
 
   constructor(private readonly metering: Metering | undefined) {}
 
@@ -31,28 +31,23 @@ export class RelayedUsage {
   /** An event went to the client. */
   relayed(event: SequencedEvent): void {
     this.sent = usageSoFar(event) ?? this.sent;
-    if (event.type === "done") this.done = { usage: event.usage, at: Date.now() };
-  }
-
-  /** Whether the request's answer went out whole and names someone to meter: its record is then the worker's to append. */
-  get answered(): boolean {
-    return this.metering !== undefined && this.done !== undefined;
   }
 
   /**
-   * Appends the record of a request answered whole whose worker died before appending its own
-   * (job-liveness.ts watches for that): finished, with its done's usage. Should the worker have
-   * appended after all, the one the log held first counts.
+   * Appends the record of a request answered whole, from its `done`: finished, with the done's
+   * counts. Resolves once appended (or once that failed, which the log says), never rejects.
    */
-  async answeredUnmetered(redis: RedisClient, prefix: string, log: Logger | undefined): Promise<void> {
-    if (!this.metering || !this.done) return;
-    const { at } = this.done;
-    const record = textRecord(this.metering.subject, this.done.usage, "finished", {
+  async answered(
+    done: Extract<SequencedEvent, { type: "done" }>,
+    redis: RedisClient,
+    prefix: string,
+    log: Logger | undefined,
+  ): Promise<void> {
+    if (!this.metering) return;
+    const at = Date.now();
+    const record = textRecord(this.metering.subject, done.usage, "finished", {
       startedAt: this.startedAt ?? at,
       endedAt: at,
-    });
-    log?.warn("the worker of an answered request died before it appended its usage record; appended here", {
-      requestId: record.requestId,
     });
     await appendUsageOrLog(redis, prefix, record, log);
   }

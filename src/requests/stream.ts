@@ -105,17 +105,6 @@ export const LEASE_CHECK_MS = 250;
 export const leaseKey = (prefix: string, requestId: string) => `${prefix}:lease:{${requestId}}`;
 
 /**
- * The worker's word that it settled the request's usage record (appended it, or has metering
- * off): set in the same transaction that releases the lease, after the append. A lease gone
- * without it, once the request's `done` came, is a worker that died between its answer and its
- * record (or whose append failed); the API process that relayed the answer then appends the
- * record (job-liveness.ts, docs/usage.md).
- */
-export const meteredKey = (prefix: string, requestId: string) => `${prefix}:metered:{${requestId}}`;
-/** How long the mark stays: longer than an API process watches for it after a request's done. */
-export const METERED_MARK_TTL_MS = 30_000;
-
-/**
  * Orphaned work stops: each time it renews a lease, the worker counts who listens on the
  * request's route. Nobody, for ORPHAN_GRACE_MS on end (the API process died, and no client
  * resumed elsewhere), and the worker cancels the job. An API whose client left a resumable

@@ -9,17 +9,23 @@ import type { Usage } from "./stream.js";
  * The usage log: a Redis Stream where the worker that ran a request appends its usage record
  * as the request ends, and from which the meter of the API processes writes them to the
  * database in batches (control/usage-meter.ts, docs/usage.md). The stream holds a record until
- * a meter has written it, through any API process's restart. A request whose worker died is
- * appended by the API process that relayed it, from what it relayed (inference-client.ts),
- * whether it died before its answer was whole or after, before its own append.
+ * a meter has written it, through any API process's restart. The API process that relays a
+ * request appends from what it relayed (relayed-usage.ts): a text answer's record as its done
+ * comes, and the record of a request whose worker died before its answer was whole. A record
+ * appended twice counts once.
  */
 export const usageLogKey = (prefix: string) => `${prefix}:usage:{log}`;
 
 /** The field each entry keeps its record in, as JSON. */
 const FIELD = "r";
+/**
+ * The field that names the entry's request: a text answer's record is appended twice (by its
+ * API process and its worker), and the meter reads the second's ID without parsing its record.
+ */
+const REQUEST_FIELD = "id";
 
 export async function appendUsage(redis: RedisClient, prefix: string, record: UsageRecord): Promise<void> {
-  await redis.xadd(usageLogKey(prefix), "*", FIELD, JSON.stringify(record));
+  await redis.xadd(usageLogKey(prefix), "*", REQUEST_FIELD, record.requestId, FIELD, JSON.stringify(record));
 }
 
 /** The longest an append may take: with Redis gone it could wait for ever, and its job or request with it. */
@@ -47,16 +53,27 @@ export async function appendUsageOrLog(
   );
 }
 
+/** The request an entry names, read without its record; undefined for an entry that names none. */
+export function usageEntryRequest(fields: readonly string[]): string | undefined {
+  return fieldValue(fields, REQUEST_FIELD);
+}
+
 /** An entry's record, or undefined for one that is not a record (written by something else: dropped). */
 export function readUsageEntry(fields: readonly string[]): UsageRecord | undefined {
-  const at = fields.indexOf(FIELD);
-  if (at === -1 || at % 2 !== 0) return undefined;
+  const json = fieldValue(fields, FIELD);
+  if (json === undefined) return undefined;
   try {
-    const parsed = usageRecordSchema.safeParse(JSON.parse(fields[at + 1]!));
+    const parsed = usageRecordSchema.safeParse(JSON.parse(json));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The value of an entry's field `name` (fields and values alternate). */
+function fieldValue(fields: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** Whom and what a job's record names: its request, account, key, model and kind. */

@@ -7,8 +7,6 @@ import { ReplyPublisher, UNSTREAMED_HOLD_MS } from "../requests/reply-publisher.
 import {
   LEASE_REFRESH_MS,
   leaseKey,
-  METERED_MARK_TTL_MS,
-  meteredKey,
   ORPHAN_GRACE_MS,
   renewLease,
   sendEvent,
@@ -37,8 +35,6 @@ export interface StreamedJobDeps {
   sender: EventBatcher;
   /** Hearth's Redis prefix, for the job's lease. */
   prefix: string;
-  /** Append each job's usage record to the usage log (HEARTH_USAGE_METERING). */
-  usageMetering: boolean;
   cancellations: Cancellations;
   /** "job-started" ({requestId}) and "job-finished" (JobFinished), for tests and metrics. */
   events: EventEmitter;
@@ -113,13 +109,10 @@ export async function runStreamedJob<T>(
     await reply.drained();
     deps.sender.finished(requestId);
     const ending = { cancelled: signal.aborted, orphaned: lease.orphaned, startedAt, endedAt: Date.now() };
+    // A job tagged with whom to meter (by an API process with metering on) has its record appended.
     const record = usage.record(ending);
-    // Settled: appended, or left out by this worker's own setting (metering off), which the API
-    // that tagged the job must not make up for; an append that failed is left to it.
-    const settled =
-      record !== undefined &&
-      (!deps.usageMetering || (await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log)));
-    await lease.release(settled);
+    if (record) await appendUsageOrLog(deps.publisher, deps.prefix, record, deps.log);
+    await lease.release();
   }
 }
 
@@ -161,7 +154,7 @@ export function forClient(error: AppError, requestId: string): ReturnType<AppErr
 async function holdLease(
   deps: StreamedJobDeps,
   to: ReplyAddress,
-): Promise<{ release(settled: boolean): Promise<void>; readonly orphaned: boolean }> {
+): Promise<{ release(): Promise<void>; readonly orphaned: boolean }> {
   const { requestId } = to;
   let unheardSince: number | undefined;
   let orphaned = false;
@@ -187,16 +180,12 @@ async function holdLease(
     get orphaned() {
       return orphaned;
     },
-    /** Ends the lease; `settled`: the request's record is this worker's business no more, which the mark says with it (stream.ts). */
-    async release(settled) {
+    /** Ends the lease. */
+    async release() {
       clearInterval(timer);
-      const lease = leaseKey(to.prefix, requestId);
-      const releasing = settled
-        ? deps.publisher.multi().set(meteredKey(to.prefix, requestId), "1", "PX", METERED_MARK_TTL_MS).del(lease).exec()
-        : deps.publisher.del(lease);
-      await releasing.catch((err: unknown) =>
-        deps.log.debug("lease not released (it expires)", { requestId, error: String(err) }),
-      );
+      await deps.publisher
+        .del(leaseKey(to.prefix, requestId))
+        .catch((err: unknown) => deps.log.debug("lease not released (it expires)", { requestId, error: String(err) }));
     },
   };
 }

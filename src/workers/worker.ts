@@ -125,7 +125,6 @@ export class HearthWorker {
       publisher: this.publisher,
       sender: this.sender,
       prefix: this.config.redisPrefix,
-      usageMetering: this.config.usageMetering,
       cancellations: this.cancellations,
       events: this.events,
       log: this.log,

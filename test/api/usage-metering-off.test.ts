@@ -1,16 +1,19 @@
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { usageRecords } from "../../src/db/schema/usage.js";
-import { leaseKey, meteredKey } from "../../src/requests/stream.js";
+import { leaseKey } from "../../src/requests/stream.js";
 import { usageLogKey } from "../../src/requests/usage-log.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestHearth, type TestHearth } from "../helpers/hearth.js";
 
 const TINY = "accounts/hearth/models/hearth-tiny";
 
-// HEARTH_USAGE_METERING=false (docs/usage.md): requests through the API to a real worker leave
-// nothing in the usage log and no record in the database. A job ends by releasing its lease,
-// after the moment it would have appended its record: the checks wait for that, not for a time.
+// HEARTH_USAGE_METERING=false (docs/usage.md, "Turning it off") is the API processes' setting:
+// an API with it off tags no job with whom to meter and runs no meter, so requests through it
+// to a real worker leave nothing in the usage log and no record in the database; a job an API
+// with it on tagged is recorded whatever its worker's own setting. A job ends by releasing its
+// lease, after the moment it would have appended its record: the checks wait for that, not for
+// a time.
 describe("usage metering turned off", () => {
   let hearth: TestHearth | undefined;
   afterEach(async () => {
@@ -40,8 +43,10 @@ describe("usage metering turned off", () => {
     return Number(info[info.indexOf("entries-added") + 1]);
   };
 
-  it("makes no usage log and no record: the worker appends nothing and the API runs no meter", async () => {
-    hearth = await startTestHearth({ env: { HEARTH_USAGE_METERING: "false" } });
+  it("makes no usage log and no record: the API tags no job and runs no meter", async () => {
+    // Its worker's own setting on: it appends only what a job's tag asks.
+    hearth = await startTestHearth({ worker: false, env: { HEARTH_USAGE_METERING: "false" } });
+    await hearth.startWorker({ HEARTH_USAGE_METERING: "true" });
     const redis = new Redis(hearth.config.redisUrl);
     try {
       await complete(hearth, redis);
@@ -54,25 +59,18 @@ describe("usage metering turned off", () => {
     }
   });
 
-  it("a worker with metering off appends nothing, even for a job its API tagged to meter", async () => {
+  it("records a job its API tagged, whatever its worker's own setting", async () => {
     hearth = await startTestHearth({ worker: false });
-    const unmetered = await hearth.startWorker({ HEARTH_USAGE_METERING: "false" });
+    await hearth.startWorker({ HEARTH_USAGE_METERING: "false" });
     const redis = new Redis(hearth.config.redisUrl);
     try {
-      const offId = await complete(hearth, redis);
-      // Its mark says the record is settled, so the API that tagged the job does not append one in its place.
-      expect(await redis.exists(meteredKey(hearth.config.redisPrefix, offId))).toBe(1);
-      expect(await entriesAdded(redis, hearth.config.redisPrefix)).toBe(0);
-      expect(await hearth.api.database.db.select().from(usageRecords)).toHaveLength(0);
-      // The same API with a worker that meters in its place: its request is recorded (the checks above can fail).
-      await unmetered.close(1_000);
-      await hearth.startWorker();
       const requestId = await complete(hearth, redis);
       await eventually(async () => {
         const rows = await hearth!.api.database.db.select().from(usageRecords);
-        expect(rows.map((r) => r.requestId)).toEqual([requestId]);
+        expect(rows.map((r) => [r.requestId, r.outcome])).toEqual([[requestId, "finished"]]);
       }, 10_000);
-      expect(await entriesAdded(redis, hearth.config.redisPrefix)).toBe(1);
+      // Two appends, the one record: the API's as the answer came, and the worker's as it ended.
+      expect(await entriesAdded(redis, hearth.config.redisPrefix)).toBe(2);
     } finally {
       redis.disconnect();
     }

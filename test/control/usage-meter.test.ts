@@ -113,6 +113,18 @@ describe.each(testDatabaseBackends)("the usage meter on %s", (kind) => {
     expect((await rows())[0]!.completionTokens).toBe(5);
   });
 
+  it("reads a request's second entry in a batch by its ID alone, not parsing its record", async () => {
+    // As a text answer's API process and worker append it: the same request twice, one read.
+    await appendUsage(redis, prefix, record("r1", 5));
+    // A second entry naming r1 whose record would be dropped as not one, were it parsed.
+    await redis.xadd(usageLogKey(prefix), "*", "id", "r1", "r", "{not a record");
+    logged.length = 0;
+    start("a");
+    await eventually(async () => expect(await redis.xlen(usageLogKey(prefix))).toBe(0), 5_000);
+    expect((await rows()).map((r) => [r.requestId, r.completionTokens])).toEqual([["r1", 5]]);
+    expect(logged.filter((l) => l.includes("not a usage record"))).toEqual([]);
+  });
+
   it("takes over what a meter read and never wrote, once it has been idle long enough", async () => {
     // A meter that read two records and died before writing them: they are pending, its own.
     const key = usageLogKey(prefix);

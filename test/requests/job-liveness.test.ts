@@ -4,14 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, waitForRedis, type RedisClient } from "../../src/redis/connection.js";
 import { JobLiveness, type FollowedJob } from "../../src/requests/job-liveness.js";
 import { EventInbox } from "../../src/requests/reply-hub.js";
-import {
-  LEASE_CHECK_MS,
-  LEASE_TTL_MS,
-  leaseKey,
-  METERED_MARK_TTL_MS,
-  meteredKey,
-  type SequencedEvent,
-} from "../../src/requests/stream.js";
+import { LEASE_TTL_MS, leaseKey, type SequencedEvent } from "../../src/requests/stream.js";
 import { deleteRedisKeys } from "../helpers/redis.js";
 
 /**
@@ -139,43 +132,6 @@ describe("JobLiveness before the lease", () => {
     expect(await ended).toMatchObject({
       type: "error",
       error: { message: expect.stringMatching(/before it started/) },
-    });
-  });
-
-  /**
-   * After a request's done (what its API process does with its worker's usage record): resolves
-   * to whether `onUnmetered` was called within `ms`, the worker doing `worker` meanwhile.
-   */
-  async function afterDone(worker: (lease: string, mark: string) => Promise<unknown>, ms: number): Promise<boolean> {
-    const requestId = crypto.randomUUID();
-    const lease = leaseKey(prefix, requestId);
-    const mark = meteredKey(prefix, requestId);
-    await redis.set(lease, "worker", "PX", LEASE_TTL_MS);
-    let unmetered = false;
-    liveness.watchMetered(requestId, () => {
-      unmetered = true;
-    });
-    await worker(lease, mark);
-    await new Promise((r) => setTimeout(r, ms));
-    return unmetered;
-  }
-
-  describe("after the done", () => {
-    it("leaves the record to a worker that releases its lease with its mark, however late", async () => {
-      const released = await afterDone(async (lease, mark) => {
-        // Still appending for a few checks (the lease renewed), then the release streamed-job.ts does.
-        await new Promise((r) => setTimeout(r, 3 * LEASE_CHECK_MS));
-        await redis.multi().set(mark, "1", "PX", METERED_MARK_TTL_MS).del(lease).exec();
-      }, 6 * LEASE_CHECK_MS);
-      expect(released).toBe(false);
-    });
-
-    it("appends it for a worker whose lease lapsed with no mark (it died)", async () => {
-      expect(await afterDone(async () => {}, LEASE_TTL_MS + 4 * LEASE_CHECK_MS)).toBe(true);
-    });
-
-    it("appends it for a worker that released its lease with no mark (its append failed)", async () => {
-      expect(await afterDone((lease) => redis.del(lease), 4 * LEASE_CHECK_MS)).toBe(true);
     });
   });
 });

@@ -110,7 +110,7 @@ export async function meteringScenario(ctx: BenchContext): Promise<ScenarioResul
   const lengths = summarize(log.lengths);
   const writesPerS = on.meter.writes / on.loadSeconds;
   // What the machine spends on a load request without metering (every core, whoever used it),
-  // against metering's part: the meter's CPU per record and the worker's append.
+  // against metering's part: the meter's CPU per request's record and its two appends (the API's and the worker's).
   const machineMsPerRequest = (usableCores() * 1000) / no.requestsPerS;
   const { meterMsPerRecord, appendMsPerRecord } = alone!;
   const share = (meterMsPerRecord + appendMsPerRecord) / machineMsPerRequest;
@@ -144,7 +144,7 @@ export async function meteringScenario(ctx: BenchContext): Promise<ScenarioResul
       ),
       figure("meter: mean delay from a request's end to its write", round((meter.delayS / meter.records) * 1000), "ms"),
       pair("usage log under load: mean / max entries", lengths.mean, lengths.max, "entries"),
-      pair("meter alone / append: CPU per record", meterMsPerRecord, appendMsPerRecord, "ms"),
+      pair("meter alone / two appends: CPU per request", meterMsPerRecord, appendMsPerRecord, "ms"),
       figure(
         "metering's CPU ÷ the machine's per load request",
         round(share * 100),
@@ -168,9 +168,10 @@ export async function meteringScenario(ctx: BenchContext): Promise<ScenarioResul
         `hearth-tiny for ${sizes.meteringLoadSeconds} s per turn`,
       `errors under load: ${on.errors} with metering on, ${no.errors} off`,
       ...[...new Set(turns.flatMap((t) => t.load.distinctErrors.map((e) => `error (metering ${t.metering}): ${e}`)))],
-      `the meter alone: ${alone!.records} records of a made-up account appended at once to the idle Hearth's log ` +
-        "(500 to a write, where load gives a second's worth), the API's CPU until the log was empty less its idle " +
-        "rate's; the append as the bench's own CPU for them (a worker's, one at a time, costs more); Redis's part " +
+      `the meter alone: ${alone!.records} records of a made-up account appended at once to the idle Hearth's log, ` +
+        "each twice as a text answer's API process and worker append it (500 entries to a write, where load gives a " +
+        "second's worth), the API's CPU until the log was empty less its idle rate's; the appends as the bench's own " +
+        "CPU for them (an API's or a worker's, one at a time, costs more); Redis's part " +
         "is not counted. The machine's CPU per load request: its cores × the time per request without metering",
     ],
     details: { pooled: { on, off: no }, loadRounds, overheadRounds, logLength: lengths, meter, alone, turns },

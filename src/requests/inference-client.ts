@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import type { Job } from "bullmq";
 import { isCluster, type RedisClient } from "../redis/connection.js";
 import { AppError } from "../errors.js";
-import { JobLiveness, type FollowedJob, type JobProgress } from "./job-liveness.js";
 import { type LogMeta, RequestLogs } from "./request-logs.js";
 import { QueueLanes, type Chosen, type StreamedJob } from "./queue-lanes.js";
 import { callRedis } from "../redis/redis-call.js";
@@ -11,9 +10,9 @@ import { jobs, type ImagePayload, type InferencePayload } from "../jobs/jobs.js"
 import type { ProducerQueues } from "../jobs/producer-queues.js";
 import type { UsageMeterTag } from "../domain/usage.js";
 import type { ReplyHub } from "./reply-hub.js";
-import { meteringOf, RelayedUsage, type Metering } from "./relayed-usage.js";
+import { meteringOf } from "./relayed-usage.js";
+import { type Following, RequestFollower } from "./request-follower.js";
 import { routeKey, type SequencedEvent } from "./stream.js";
-import { Withdrawals } from "./withdrawals.js";
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type InferenceRequest = DistributiveOmit<InferencePayload, "requestId" | "replyTo" | "logTtlMs">;
@@ -50,15 +49,6 @@ export interface ResumedStream {
   events: AsyncGenerator<SequencedEvent, void, undefined>;
 }
 
-/** How one request is being followed: its queue and inbox, and whether a client may resume it. */
-interface Following extends FollowedJob {
-  resumable: boolean;
-  /** For the observer: the model's name, the job's kind and its model's (shared) queue; absent when resumed (already counted). */
-  observed?: { model: string; kind: string; queue: string };
-  /** Whom a request of text is metered to, should its worker die (relayed-usage.ts). */
-  metering?: Metering;
-}
-
 /**
  * The producer side of inference: enqueue a job, then yield its events from the
  * reply hub until `done` or `error`. A request no worker takes within the queue
@@ -67,13 +57,12 @@ interface Following extends FollowedJob {
  * resumed it within ORPHAN_GRACE_MS).
  */
 export class InferenceClient {
-  /** Whether the jobs of the requests this process follows are still going. */
-  private readonly liveness: JobLiveness;
+  /** Follows each request's job until its end. */
+  private readonly follower: RequestFollower;
   /** Which queue each job waits in, and its moves to the shared queue. */
   private readonly lanes: QueueLanes;
   /** Resumable requests' event logs. */
   private readonly logs: RequestLogs;
-  private readonly withdrawals: Withdrawals;
 
   constructor(
     private readonly redis: RedisClient,
@@ -81,10 +70,9 @@ export class InferenceClient {
     private readonly hub: ReplyHub,
     private readonly options: InferenceClientOptions,
   ) {
-    this.liveness = new JobLiveness(redis, options);
+    this.follower = new RequestFollower(redis, hub, options);
     this.lanes = new QueueLanes(redis, queues, options);
     this.logs = new RequestLogs(redis, options);
-    this.withdrawals = new Withdrawals(redis, hub, options.redisPrefix);
   }
 
   run(
@@ -141,7 +129,7 @@ export class InferenceClient {
       // A request answered before this resume was metered as it ended: nothing is left to this process.
       ...(meta.metering && !answered ? { metering: meta.metering } : {}),
     };
-    return { view: meta.view, events: this.follow(following, signal) };
+    return { view: meta.view, events: this.follower.follow(following, signal) };
   }
 
   private async *stream(
@@ -220,109 +208,9 @@ export class InferenceClient {
               }),
           });
     try {
-      yield* this.follow(following, signal);
+      yield* this.follower.follow(following, signal);
     } finally {
       clearTimeout(moving);
-    }
-  }
-
-  /**
-   * Yields a request's events until `done` or `error`, each once (by `seq`), and ends it
-   * early when its worker dies, when no worker takes it in time, or when its worker goes
-   * quiet for longer than the event timeouts.
-   */
-  private async *follow(f: Following, signal: AbortSignal): AsyncGenerator<SequencedEvent, void, undefined> {
-    const { inbox } = f;
-    const onAbort = () => inbox.close();
-    signal.addEventListener("abort", onAbort, { once: true });
-    const queuedAt = Date.now();
-    const observer = f.observed ? this.options.observer : undefined;
-    const model = f.observed?.model ?? "";
-    let running = false;
-    const relayed = new RelayedUsage(f.metering);
-    const onStarted = () => {
-      relayed.started();
-      if (running) return;
-      running = true;
-      observer?.started(model, f.observed?.queue ?? f.queue.name, Date.now() - queuedAt);
-    };
-    const progress: JobProgress = { events: 0, lastEventAt: Date.now(), onStarted };
-    let finished = false;
-    let failed = false;
-    let lastSeq = 0;
-    let firstTokenAt: number | undefined;
-    let generation: { completionTokens: number; ms: number } | undefined;
-    /** The answer's usage record, appended as its done came (RelayedUsage.answered). */
-    let appended: Promise<void> | undefined;
-    observer?.waiting(model);
-    // Until the first event, check every queue timeout that a worker has the job.
-    let deadline: NodeJS.Timeout | undefined;
-    const arm = () => {
-      deadline = setTimeout(async () => {
-        if ((await this.liveness.stillPending(f)) && progress.events === 0) arm();
-      }, this.options.queueTimeoutMs);
-    };
-    arm();
-    const stopWatching = this.liveness.watch(f, progress);
-    try {
-      for (;;) {
-        const event = await inbox.next();
-        if (event === undefined) {
-          if (signal.aborted) return;
-          throw new AppError("unavailable", inbox.closedBecause ?? "The server is shutting down; please retry.");
-        }
-        if (event.seq !== undefined) {
-          if (event.seq <= lastSeq) continue; // read from the log and received live: already yielded
-          lastSeq = event.seq;
-        }
-        if (progress.events++ === 0) clearTimeout(deadline);
-        progress.lastEventAt = Date.now();
-        onStarted();
-        const generated = event.type === "token" || event.type === "tool_call" || event.type === "tool_arguments";
-        if (generated && firstTokenAt === undefined) {
-          firstTokenAt = Date.now();
-          observer?.firstToken(model, firstTokenAt - queuedAt);
-        }
-        if (event.type === "done" && firstTokenAt !== undefined) {
-          generation = { completionTokens: event.usage.completionTokens, ms: Date.now() - firstTokenAt };
-        }
-        if (event.type === "error") {
-          failed = true;
-          // The worker's own error ends its job; one of this side's (a timeout) leaves it to withdraw.
-          finished = event.seq !== undefined;
-          throw new AppError(event.error.code, event.error.message, { param: event.error.param });
-        }
-        if (event.type === "done") {
-          finished = true;
-          // Workers end work they cut short with an error event; a "cancelled" choice in a
-          // `done` is still never passed on as complete.
-          if (event.choices.some((c) => c.finishReason === "cancelled")) {
-            throw new AppError("unavailable", "The worker stopped before the answer was complete; please retry.");
-          }
-        }
-        relayed.relayed(event);
-        // In the usage log before the request ends: the batch's result, or the client's answer, then implies its record.
-        if (event.type === "done")
-          appended = relayed.answered(event, this.redis, this.options.redisPrefix, this.options.log);
-        yield event;
-        if (finished) return;
-      }
-    } catch (error) {
-      failed = true;
-      throw error;
-    } finally {
-      const outcome = signal.aborted && !finished ? "cancelled" : failed || !finished ? "failed" : "completed";
-      observer?.ended(model, f.observed?.kind ?? "", outcome, generation, running);
-      clearTimeout(deadline);
-      stopWatching();
-      signal.removeEventListener("abort", onAbort);
-      inbox.close();
-      if (progress.workerLost) void relayed.workerDied(this.redis, this.options.redisPrefix, this.options.log);
-      await appended;
-      if (!finished) {
-        if (f.resumable && signal.aborted) this.withdrawals.later(f);
-        else await this.withdrawals.now(f);
-      }
     }
   }
 
